@@ -1,0 +1,1 @@
+"""Device probe: write/sync latency distributions and device facts."""

@@ -1,0 +1,8 @@
+"""`innoflush profiles ...` (placeholder)."""
+
+import click
+
+
+@click.group("profiles")
+def profiles_group() -> None:
+    """List, show, compare, import and export device profiles."""

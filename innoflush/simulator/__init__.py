@@ -1,0 +1,1 @@
+"""simpy model of InnoDB I/O."""
