@@ -9,18 +9,20 @@ and ``total`` (write + sync as one figure, which is all some published sources g
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ProfileError
-from ..stats import SHAPE_MEAN_ONLY, LatencySummary
+from ..stats import QUANTILE_FIELDS, SHAPE_MEAN_ONLY, LatencySummary
 
 SCHEMA = "innoflush.device-profile/1"
 OPS = ("none", "fsync", "fdatasync", "dsync")
 COMPONENTS = ("write", "sync", "total")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
 PROVENANCE_KINDS = ("published", "measured", "derived")
+TOP_KEYS = {"schema", "name", "title", "provenance", "device", "plp_verdict", "tests"}
 
 
 @dataclass(frozen=True)
@@ -91,12 +93,18 @@ class ProfileTest:
             raise ProfileError(f"{where}: write_bytes and jobs must be positive")
         if not isinstance(d.get("direct"), bool):
             raise ProfileError(f"{where}: direct must be true or false")
-        comps = {c: LatencySummary.from_dict(d[c], f"{where}.{c}") for c in COMPONENTS if c in d}
+        comps = {c: _distribution(d[c], f"{where}.{c}") for c in COMPONENTS if c in d}
         if not comps:
             raise ProfileError(f"{where}: no write, sync or total distribution")
         ops = d.get("ops_per_s")
-        return cls(op=op, write_bytes=size, direct=d["direct"], jobs=jobs,
-                   ops_per_s=float(ops) if ops is not None else None,
+        if ops is not None:
+            try:
+                ops = float(ops)
+            except (TypeError, ValueError):
+                raise ProfileError(f"{where}: ops_per_s is not a number") from None
+            if not math.isfinite(ops) or ops < 0:
+                raise ProfileError(f"{where}: ops_per_s must be a finite number >= 0")
+        return cls(op=op, write_bytes=size, direct=d["direct"], jobs=jobs, ops_per_s=ops,
                    source=str(d.get("source", "measured")), note=str(d.get("note", "")),
                    **comps)
 
@@ -136,8 +144,9 @@ class DeviceProfile:
             ops.append("fsync")
         if component == "sync" and op == "fsync":
             ops.append("fdatasync")
-        for direct_try in (direct, not direct):
-            for op_try in ops:
+        # the operation matters more than the O_DIRECT mode: try every op in one mode first
+        for op_try in ops:
+            for direct_try in (direct, not direct):
                 for comp_try in ((component, "total") if component == "sync" else (component,)):
                     got = self._by_size(comp_try, op_try, write_bytes, direct_try, jobs)
                     if got is None:
@@ -200,6 +209,9 @@ class DeviceProfile:
     def from_dict(cls, d: dict, where: str = "profile") -> DeviceProfile:
         if not isinstance(d, dict):
             raise ProfileError(f"{where}: not a JSON object")
+        unknown = set(d) - TOP_KEYS
+        if unknown:
+            raise ProfileError(f"{where}: unknown keys {sorted(unknown)}")
         schema = d.get("schema")
         if schema != SCHEMA:
             raise ProfileError(f"{where}: unknown schema {schema!r} (expected {SCHEMA!r})")
@@ -222,6 +234,8 @@ class DeviceProfile:
         device = d.get("device", {})
         if not isinstance(device, dict):
             raise ProfileError(f"{where}: device must be an object")
+        if d.get("plp_verdict") is not None and not isinstance(d["plp_verdict"], dict):
+            raise ProfileError(f"{where}: plp_verdict must be an object")
         return cls(name=name, title=str(d.get("title", name)), provenance=prov, device=device,
                    tests=tests, plp_verdict=d.get("plp_verdict"))
 
@@ -244,6 +258,29 @@ class DeviceProfile:
         except (OSError, UnicodeDecodeError) as exc:
             raise ProfileError(f"{p}: cannot read ({exc})") from None
         return cls.from_json(text, str(p))
+
+
+def _distribution(d, where: str) -> LatencySummary:
+    """LatencySummary.from_dict, plus the checks it lacks: a count that is not an integer
+    (a ValueError, not a ProfileError, there) and quantiles that are negative or NaN (NaN
+    passed silently; a negative one was reported as 'quantiles must not decrease')."""
+    if isinstance(d, dict):
+        try:
+            if int(d.get("count", 0)) < 0:
+                raise ProfileError(f"{where}: count must be >= 0")
+        except (TypeError, ValueError):
+            raise ProfileError(f"{where}: count is not an integer") from None
+        for name, _p in QUANTILE_FIELDS:
+            v = d.get(name)
+            if v is None:
+                continue
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                raise ProfileError(f"{where}: {name} is not a number") from None
+            if not math.isfinite(v) or v < 0:
+                raise ProfileError(f"{where}: {name} must be a finite number >= 0")
+    return LatencySummary.from_dict(d, where)
 
 
 def _interpolate(a: LatencySummary, b: LatencySummary, t: float) -> LatencySummary:

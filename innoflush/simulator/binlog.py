@@ -1,0 +1,102 @@
+"""Binary log two-phase commit: MYSQL_BIN_LOG::ordered_commit's stages, group by group.
+
+MySQL: a transaction queues for the FLUSH stage; the stage leader takes the whole queue
+as one group, makes its redo durable (ha_flush_logs: write+sync for trx_commit=1, write
+only for 2, nothing for 0), writes the group's events to the binlog, and hands the
+group to the SYNC stage, whose leader waits binlog_group_commit_sync_delay, takes every
+group queued by then and fdatasyncs the binlog when the sync_binlog counter says so;
+the COMMIT stage then releases them without another redo sync. Flush of the next group
+overlaps the sync of this one.
+
+MariaDB: the redo is made durable at prepare, per transaction (with redo group commit),
+and one leader writes, syncs and commits each binlog group.
+"""
+
+from __future__ import annotations
+
+from .redo import log_write_up_to
+
+
+class BinlogGroup:
+    __slots__ = ("lsns_max", "bytes", "size", "done")
+
+    def __init__(self, env):
+        self.lsns_max = 0
+        self.bytes = 0
+        self.size = 0
+        self.done = env.event()
+
+
+def binlog_enqueue(srv, lsn: int, nbytes: int):
+    """A committing transaction joins the flush-stage queue; returns the event to wait on."""
+    g = srv.binlog_forming
+    g.lsns_max = max(g.lsns_max, lsn)
+    g.bytes += nbytes
+    g.size += 1
+    w = srv.binlog_flush_wakeup
+    if w is not None and not w.triggered:
+        w.succeed()
+    return g.done
+
+
+def binlog_flush_stage(srv):
+    """The FLUSH stage leader loop (MySQL) or the whole group commit leader (MariaDB)."""
+    env = srv.env
+    trx_commit = srv.trx_commit
+    while True:
+        if srv.binlog_forming.size == 0:
+            srv.binlog_flush_wakeup = env.event()
+            yield srv.binlog_flush_wakeup
+            continue
+        group, srv.binlog_forming = srv.binlog_forming, BinlogGroup(env)
+        if srv.flavor.redo_sync_in_binlog_flush_stage and trx_commit in (1, 2):
+            yield from log_write_up_to(srv, group.lsns_max, flush=trx_commit == 1)
+        yield from srv.device.write(max(512, group.bytes), False)
+        srv.binlog_unsynced_bytes += group.bytes
+        srv.count("binlog_groups")
+        srv.count("binlog_writes")
+        if srv.flavor.has_binlog_group_commit_counters:
+            srv.count("Binlog_commits", group.size)
+            srv.count("Binlog_group_commits")
+        if srv.flavor.redo_sync_in_binlog_flush_stage:
+            srv.binlog_sync_queue.append(group)
+            w = srv.binlog_sync_wakeup
+            if w is not None and not w.triggered:
+                w.succeed()
+        else:
+            yield from binlog_sync(srv)
+            group.done.succeed()
+
+
+def _sync_due(srv) -> bool:
+    n = srv.config.sync_binlog
+    return n > 0 and srv.binlog_sync_counter + 1 >= n
+
+
+def binlog_sync(srv):
+    """fdatasync the binlog when sync_binlog's counter is due (my_sync uses fdatasync)."""
+    if _sync_due(srv):
+        srv.binlog_sync_counter = 0
+        size = max(512, srv.binlog_unsynced_bytes)
+        srv.binlog_unsynced_bytes = 0
+        yield from srv.device.sync("fdatasync", size, False)
+        srv.count("binlog_syncs")
+    else:
+        srv.binlog_sync_counter += 1
+
+
+def binlog_sync_stage(srv):
+    """MySQL's SYNC stage leader, then the COMMIT stage for every group it synced."""
+    env = srv.env
+    delay_s = srv.config.binlog_group_commit_sync_delay * 1e-6
+    while True:
+        if not srv.binlog_sync_queue:
+            srv.binlog_sync_wakeup = env.event()
+            yield srv.binlog_sync_wakeup
+            continue
+        if delay_s > 0 and _sync_due(srv):
+            yield env.timeout(delay_s)  # lets later flush groups join this sync
+        groups, srv.binlog_sync_queue = srv.binlog_sync_queue, []
+        yield from binlog_sync(srv)
+        for g in groups:
+            g.done.succeed()

@@ -1,0 +1,110 @@
+"""What is simulated: the server's settings and the workload that drives it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+
+from ..errors import UsageError
+from .flavors import Flavor, get_flavor
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """The my.cnf settings the model reads (names follow the server variables)."""
+
+    flavor: str = "mysql-8.0"
+    innodb_flush_method: str = "O_DIRECT"
+    innodb_flush_log_at_trx_commit: int = 1
+    innodb_flush_log_at_timeout: float = 1.0
+    innodb_use_fdatasync: bool | None = None   # None: the flavor's default
+    log_bin: bool = True
+    sync_binlog: int = 1
+    binlog_group_commit_sync_delay: int = 0    # microseconds, as the server variable
+    innodb_doublewrite: bool = True
+    innodb_doublewrite_pages: int | None = None  # None: the flavor's default
+    innodb_io_capacity: int = 200
+    innodb_io_capacity_max: int = 2000
+    innodb_redo_log_capacity: int = 100 * MiB
+    innodb_buffer_pool_size: int = 1024 * MiB
+    innodb_max_dirty_pages_pct: float = 90.0
+    innodb_max_dirty_pages_pct_lwm: float = 10.0
+    innodb_adaptive_flushing_lwm: float = 10.0
+    cpu_cores: int = 2
+
+    def validate(self) -> Flavor:
+        flavor = get_flavor(self.flavor)
+        if self.innodb_flush_method not in flavor.flush_methods:
+            raise UsageError(f"{flavor.title} has no innodb_flush_method "
+                             f"{self.innodb_flush_method!r}; choose from "
+                             f"{', '.join(flavor.flush_methods)}")
+        if self.innodb_flush_log_at_trx_commit not in (0, 1, 2):
+            raise UsageError("innodb_flush_log_at_trx_commit must be 0, 1 or 2")
+        if not 0 < self.innodb_flush_log_at_timeout <= 2700:
+            raise UsageError("innodb_flush_log_at_timeout must be in (0, 2700] seconds")
+        if self.sync_binlog < 0:
+            raise UsageError("sync_binlog must be >= 0")
+        if self.binlog_group_commit_sync_delay < 0:
+            raise UsageError("binlog_group_commit_sync_delay must be >= 0")
+        if self.innodb_io_capacity < 100 or self.innodb_io_capacity_max < self.innodb_io_capacity:
+            raise UsageError("need 100 <= innodb_io_capacity <= innodb_io_capacity_max")
+        if self.innodb_redo_log_capacity < 8 * MiB:
+            raise UsageError("innodb_redo_log_capacity must be at least 8M")
+        if self.innodb_buffer_pool_size < 8 * MiB:
+            raise UsageError("innodb_buffer_pool_size must be at least 8M")
+        if self.cpu_cores < 1:
+            raise UsageError("cpu_cores must be >= 1")
+        if self.innodb_doublewrite_pages is not None and self.innodb_doublewrite_pages < 1:
+            raise UsageError("innodb_doublewrite_pages must be >= 1")
+        return flavor
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What each transaction costs and does. Fitted from a live server by the advisor."""
+
+    connections: int = 1
+    cpu_us_per_trx: float = 150.0       # server CPU per transaction (parse, execute, commit)
+    client_us_per_trx: float = 100.0    # outside the server: network round trips, client
+    redo_bytes_per_trx: int = 2048
+    binlog_bytes_per_trx: int = 1024
+    pages_dirtied_per_trx: float = 1.0  # page writes eventually needed per transaction
+    tablespaces: int = 8                # files the dirty pages spread over
+    growth_bytes_per_trx: float = 400.0  # tablespace growth (inserts)
+    extend_bytes: int = 4 * MiB          # file extension step (4 extents of 1 MiB)
+
+    def validate(self) -> None:
+        if self.connections < 1:
+            raise UsageError("connections must be >= 1")
+        for f in ("cpu_us_per_trx", "client_us_per_trx", "pages_dirtied_per_trx",
+                  "growth_bytes_per_trx"):
+            if getattr(self, f) < 0:
+                raise UsageError(f"{f} must be >= 0")
+        if self.redo_bytes_per_trx < 1:
+            raise UsageError("redo_bytes_per_trx must be >= 1")
+        if self.binlog_bytes_per_trx < 0:
+            raise UsageError("binlog_bytes_per_trx must be >= 0")
+        if self.tablespaces < 1:
+            raise UsageError("tablespaces must be >= 1")
+        if self.extend_bytes < 64 * 1024:
+            raise UsageError("extend_bytes must be at least 64k")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Workload:
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise UsageError(f"unknown workload keys: {', '.join(sorted(unknown))}")
+        return cls(**d)
+
+
+def with_(obj, **changes):
+    """dataclasses.replace, re-exported so callers need not import dataclasses."""
+    return replace(obj, **changes)

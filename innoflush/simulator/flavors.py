@@ -1,0 +1,129 @@
+"""Server flavors: where MySQL 5.7, MySQL 8.0/8.4 and MariaDB differ in their I/O.
+
+A flavor is data plus a few small functions, read by one model. Sources, per the
+team's research notes (../shared/research/innodb-io-internals.md) and DESIGN.md:
+- MySQL 8.0.20+ (buf0dblwr.cc): doublewrite files, segments of innodb_doublewrite_pages,
+  fsynced only for fsync/O_DSYNC; every tablespace written is fsynced when a segment's
+  pages complete (fil_flush_file_spaces), except under O_DIRECT_NO_FSYNC.
+- MySQL 5.7: one doublewrite area in ibdata1 (~120 pages a batch, two blocks of 64),
+  fsynced under O_DIRECT too; data files fsynced at the end of each batch.
+- MariaDB 10.6+: doublewrite in ibdata1, fsynced per batch unless write-through; data
+  files fsynced at checkpoint, not per batch, never under O_DIRECT_NO_FSYNC; redo opened
+  O_DIRECT; fdatasync wherever possible; Innodb_data_writes excludes redo.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import UsageError
+
+PAGE_BYTES = 16384
+
+
+@dataclass(frozen=True)
+class Flavor:
+    name: str
+    title: str
+    flush_methods: tuple[str, ...]
+    # redo
+    redo_direct: bool                 # redo file opened O_DIRECT
+    redo_writer_threads: bool         # MySQL 8.0: log_writer/log_flusher run on their own
+    default_use_fdatasync: bool       # fdatasync for InnoDB files where the server may
+    has_use_fdatasync_variable: bool
+    # doublewrite
+    dblwr_segment_pages: int          # pages per doublewrite batch (one sync at most)
+    dblwr_block_pages: int            # pages per doublewrite write call within it
+    dblwr_parallel_segments: int      # doublewrite instances serving flush-list batches
+    dblwr_sync_methods: tuple[str, ...]   # methods under which the dblwr file is synced
+    # data files
+    data_fsync_per_segment: bool      # MySQL: after each segment; MariaDB: at checkpoint
+    # counters
+    data_writes_include_redo: bool
+    has_os_log_fsyncs: bool
+    has_binlog_group_commit_counters: bool
+    # binlog: MySQL's flush stage syncs redo for the group; MariaDB syncs at prepare
+    redo_sync_in_binlog_flush_stage: bool
+    checkpoint_interval_s: float = 1.0
+    # MariaDB maps O_DSYNC to innodb_data_file_write_through: no data-file syncs at all
+    o_dsync_data_write_through: bool = False
+
+    def dblwr_sync_required(self, method: str) -> bool:
+        return method in self.dblwr_sync_methods
+
+    def data_file_sync_skipped(self, method: str) -> bool:
+        """True when tablespaces are fsynced only on size change (O_DIRECT_NO_FSYNC)."""
+        return method == "O_DIRECT_NO_FSYNC"
+
+    def data_direct(self, method: str) -> bool:
+        return method in ("O_DIRECT", "O_DIRECT_NO_FSYNC")
+
+    def redo_write_through(self, method: str) -> bool:
+        """O_DSYNC opens the redo log synchronous: its writes need no fsync."""
+        return method == "O_DSYNC"
+
+    def use_fdatasync(self, configured: bool | None) -> bool:
+        if configured is None or not self.has_use_fdatasync_variable:
+            return self.default_use_fdatasync
+        return configured
+
+
+_UNIX_METHODS = ("fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC")
+
+FLAVORS: dict[str, Flavor] = {
+    "mysql-8.0": Flavor(
+        name="mysql-8.0", title="MySQL 8.0.30+ (also 8.0.20-8.0.29 for page flushing)",
+        flush_methods=_UNIX_METHODS, redo_direct=False, redo_writer_threads=True,
+        default_use_fdatasync=False, has_use_fdatasync_variable=True,
+        dblwr_segment_pages=4, dblwr_block_pages=4, dblwr_parallel_segments=2,
+        dblwr_sync_methods=("fsync", "O_DSYNC"), data_fsync_per_segment=True,
+        data_writes_include_redo=True, has_os_log_fsyncs=True,
+        has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True),
+    "mysql-8.4": Flavor(
+        name="mysql-8.4", title="MySQL 8.4 LTS",
+        flush_methods=_UNIX_METHODS, redo_direct=False, redo_writer_threads=True,
+        default_use_fdatasync=True, has_use_fdatasync_variable=True,
+        dblwr_segment_pages=128, dblwr_block_pages=128, dblwr_parallel_segments=2,
+        dblwr_sync_methods=("fsync", "O_DSYNC"), data_fsync_per_segment=True,
+        data_writes_include_redo=True, has_os_log_fsyncs=True,
+        has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True),
+    "mysql-5.7": Flavor(
+        name="mysql-5.7", title="MySQL 5.7.25+",
+        flush_methods=_UNIX_METHODS, redo_direct=False, redo_writer_threads=False,
+        default_use_fdatasync=False, has_use_fdatasync_variable=False,
+        dblwr_segment_pages=120, dblwr_block_pages=64, dblwr_parallel_segments=1,
+        dblwr_sync_methods=("fsync", "O_DSYNC", "O_DIRECT"), data_fsync_per_segment=True,
+        data_writes_include_redo=True, has_os_log_fsyncs=True,
+        has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True),
+    "mariadb-10.11": Flavor(
+        name="mariadb-10.11", title="MariaDB 10.6-10.11",
+        flush_methods=_UNIX_METHODS, redo_direct=True, redo_writer_threads=False,
+        default_use_fdatasync=True, has_use_fdatasync_variable=False,
+        dblwr_segment_pages=128, dblwr_block_pages=64, dblwr_parallel_segments=1,
+        dblwr_sync_methods=("fsync", "O_DIRECT", "O_DIRECT_NO_FSYNC"),
+        data_fsync_per_segment=False,
+        data_writes_include_redo=False, has_os_log_fsyncs=False,
+        has_binlog_group_commit_counters=True, redo_sync_in_binlog_flush_stage=False,
+        o_dsync_data_write_through=True),
+    "mariadb-11": Flavor(
+        name="mariadb-11", title="MariaDB 11.x (O_DIRECT_NO_FSYNC = innodb_doublewrite=fast)",
+        flush_methods=_UNIX_METHODS, redo_direct=True, redo_writer_threads=False,
+        default_use_fdatasync=True, has_use_fdatasync_variable=False,
+        dblwr_segment_pages=128, dblwr_block_pages=64, dblwr_parallel_segments=1,
+        dblwr_sync_methods=("fsync", "O_DIRECT"), data_fsync_per_segment=False,
+        data_writes_include_redo=False, has_os_log_fsyncs=False,
+        has_binlog_group_commit_counters=True, redo_sync_in_binlog_flush_stage=False,
+        o_dsync_data_write_through=True),
+}
+ALIASES = {"mysql": "mysql-8.0", "mysql-8": "mysql-8.0", "mysql-9": "mysql-8.4",
+           "mariadb": "mariadb-10.11", "mariadb-10.6": "mariadb-10.11",
+           "mariadb-11.4": "mariadb-11", "mariadb-11.8": "mariadb-11"}
+
+
+def get_flavor(name: str) -> Flavor:
+    key = ALIASES.get(name.lower(), name.lower())
+    try:
+        return FLAVORS[key]
+    except KeyError:
+        raise UsageError(f"unknown flavor {name!r}; choose from "
+                         f"{', '.join(FLAVORS)}") from None

@@ -1,0 +1,176 @@
+"""Page cleaner: the flush list, the doublewrite buffer and the tablespace fsyncs.
+
+Each second the page cleaner decides how many dirty pages to flush (the adaptive
+flushing recommendation of buf0flu.cc, capped at innodb_io_capacity_max), or flushes
+without limit when the checkpoint age passed the sync flush point. A batch goes through
+the doublewrite buffer in segments: one write of the segment to the doublewrite file
+(+ a sync where the flavor and method require it), the in-place page writes, and then
+— MySQL — an fsync of every tablespace file written, except under O_DIRECT_NO_FSYNC.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+from .flavors import PAGE_BYTES
+
+# page_cleaner_flush_pages_recommendation: pages_for_lsn looks this many seconds of
+# redo ahead of the oldest modification (buf_flush_lsn_scan_factor).
+LSN_SCAN_FACTOR = 3
+FLUSHING_AVG_LOOPS = 30
+
+
+class FlushList:
+    """Dirty pages in oldest-modification order, as (lsn, pages) chunks."""
+
+    __slots__ = ("chunks", "pages")
+
+    def __init__(self):
+        self.chunks: deque[list] = deque()
+        self.pages = 0
+
+    def add(self, lsn: int, pages: int) -> None:
+        if self.chunks and self.chunks[-1][0] == lsn:
+            self.chunks[-1][1] += pages
+        else:
+            self.chunks.append([lsn, pages])
+        self.pages += pages
+
+    def oldest_lsn(self) -> int | None:
+        return self.chunks[0][0] if self.chunks else None
+
+    def take(self, n: int) -> int:
+        """Remove up to n of the oldest pages; returns how many were taken."""
+        taken = 0
+        while self.chunks and taken < n:
+            chunk = self.chunks[0]
+            k = min(chunk[1], n - taken)
+            chunk[1] -= k
+            taken += k
+            if chunk[1] == 0:
+                self.chunks.popleft()
+        self.pages -= taken
+        return taken
+
+    def pages_older_than(self, lsn: int, limit: int) -> int:
+        n = 0
+        for chunk_lsn, pages in self.chunks:
+            if chunk_lsn > lsn or n >= limit:
+                break
+            n += pages
+        return min(n, limit)
+
+
+def pct_for_dirty(srv) -> float:
+    """af_get_pct_for_dirty: how hard to flush for the share of dirty pages."""
+    cfg = srv.config
+    dirty_pct = 100.0 * srv.flush_list.pages / srv.buffer_pool_pages
+    lwm = cfg.innodb_max_dirty_pages_pct_lwm
+    if lwm == 0:
+        return 100.0 if dirty_pct >= cfg.innodb_max_dirty_pages_pct else 0.0
+    if dirty_pct >= lwm:
+        return dirty_pct * 100.0 / (cfg.innodb_max_dirty_pages_pct + 1)
+    return 0.0
+
+
+def pct_for_lsn(srv, age: int) -> float:
+    """af_get_pct_for_lsn: how hard to flush for the checkpoint age."""
+    cfg = srv.config
+    lwm = srv.async_flush_age * cfg.innodb_adaptive_flushing_lwm / 100.0
+    if age < lwm:
+        return 0.0
+    factor = age * 100.0 / srv.async_flush_age
+    return (cfg.innodb_io_capacity_max / cfg.innodb_io_capacity
+            * factor * math.sqrt(factor)) / 7.5
+
+
+def flush_pages_recommendation(srv, age: int, lsn_rate: float) -> int:
+    cfg = srv.config
+    pct = max(pct_for_dirty(srv), pct_for_lsn(srv, age))
+    oldest = srv.flush_list.oldest_lsn()
+    pages_for_lsn = 0
+    if oldest is not None:
+        pages_for_lsn = srv.flush_list.pages_older_than(
+            int(oldest + lsn_rate * LSN_SCAN_FACTOR), cfg.innodb_io_capacity_max)
+    n = (cfg.innodb_io_capacity * pct / 100.0 + srv.avg_page_rate + pages_for_lsn) / 3.0
+    return int(min(n, cfg.innodb_io_capacity_max))
+
+
+def page_cleaner(srv):
+    """The page cleaner coordinator: one flush-list batch per second, or more when pressed."""
+    env = srv.env
+    last_lsn = srv.lsn
+    last_t = env.now
+    while True:
+        start = env.now
+        age = srv.checkpoint_age()
+        dt = max(1e-6, start - last_t)
+        lsn_rate = (srv.lsn - last_lsn) / dt
+        last_lsn, last_t = srv.lsn, start
+        furious = age >= srv.sync_flush_age
+        if furious:
+            # sync flush: everything older than what brings the age back under the point
+            target = srv.lsn - int(srv.async_flush_age * 0.9)
+            n = max(srv.config.innodb_io_capacity,
+                    srv.flush_list.pages_older_than(target, 1 << 62))
+            srv.count("sync_flush_batches")
+        else:
+            n = flush_pages_recommendation(srv, age, lsn_rate)
+        flushed = 0
+        if n > 0 and srv.flush_list.pages > 0:
+            flushed = yield from flush_batch(srv, n)
+        srv.avg_page_rate += (flushed - srv.avg_page_rate) / FLUSHING_AVG_LOOPS
+        if furious or srv.stalled_users:
+            if srv.checkpoint_request is not None and not srv.checkpoint_request.triggered:
+                srv.checkpoint_request.succeed()
+        elapsed = env.now - start
+        if furious and flushed:
+            continue
+        yield env.timeout(max(0.0, 1.0 - elapsed) if not furious else 0.01)
+
+
+def flush_batch(srv, n: int):
+    """Flush up to n of the oldest dirty pages through the doublewrite buffer."""
+    pages = srv.flush_list.take(n)
+    if pages == 0:
+        return 0
+    fl = srv.flavor
+    seg = srv.dblwr_segment_pages
+    segments = [min(seg, pages - i) for i in range(0, pages, seg)]
+    parallel = fl.dblwr_parallel_segments if srv.config.innodb_doublewrite else 4
+    # Segments run concurrently, one in flight per doublewrite instance.
+    for i in range(0, len(segments), parallel):
+        procs = [srv.env.process(flush_segment(srv, k)) for k in segments[i:i + parallel]]
+        yield srv.env.all_of(procs)
+    srv.count("flush_batches")
+    return pages
+
+
+def flush_segment(srv, k: int):
+    fl = srv.flavor
+    method = srv.config.innodb_flush_method
+    if srv.config.innodb_doublewrite:
+        block = fl.dblwr_block_pages
+        for i in range(0, k, block):
+            b = min(block, k - i)
+            yield from srv.device.write(b * PAGE_BYTES, srv.data_direct)
+            srv.count("Innodb_data_writes")
+            srv.count("Innodb_data_written", b * PAGE_BYTES)
+        srv.count("Innodb_dblwr_writes")
+        srv.count("Innodb_dblwr_pages_written", k)
+        if fl.dblwr_sync_required(method):
+            yield from srv.device.sync(srv.sync_op, k * PAGE_BYTES, srv.data_direct)
+            srv.count("Innodb_data_fsyncs")
+            srv.count("dblwr_syncs")
+    # in-place page writes, each to a tablespace of the workload
+    files = srv.rng_files(k)
+    yield from srv.device.write_many(k, PAGE_BYTES, srv.data_direct)
+    srv.count("Innodb_data_writes", k)
+    srv.count("Innodb_data_written", k * PAGE_BYTES)
+    srv.count("Innodb_pages_written", k)
+    if not fl.data_file_sync_skipped(method) and not srv.data_write_through:
+        for f in files:
+            srv.unflushed[f] = srv.unflushed.get(f, 0) + PAGE_BYTES
+    if fl.data_fsync_per_segment:
+        yield from srv.flush_unflushed_spaces()

@@ -1,0 +1,161 @@
+"""Redo log: log_writer, log_flusher, leader-based log_write_up_to, log_checkpointer.
+
+MySQL 8.0 runs dedicated log_writer and log_flusher threads (log0write.cc): the writer
+writes whatever the log buffer holds, the flusher fsyncs up to what was written, and a
+commit with innodb_flush_log_at_trx_commit=1 waits until flushed_lsn covers its LSN —
+one sync releases every commit it covers (group commit). MySQL 5.7 and MariaDB have no
+writer threads: the first committer to find the log unflushed becomes the leader, writes
+and syncs for everybody queued behind it (log_write_up_to).
+"""
+
+from __future__ import annotations
+
+REDO_BLOCK = 512
+CHECKPOINT_WRITE_BYTES = 4096
+
+
+def _round_block(n: int) -> int:
+    return max(REDO_BLOCK, -(-n // REDO_BLOCK) * REDO_BLOCK)
+
+
+def redo_write(srv, upto: int):
+    """Write the log buffer up to `upto` (one write call), or write-and-sync under O_DSYNC."""
+    size = _round_block(upto - srv.write_lsn)
+    srv.count("Innodb_log_writes")
+    srv.count("Innodb_os_log_written", size)
+    if srv.flavor.data_writes_include_redo:
+        srv.count("Innodb_data_writes")
+        srv.count("Innodb_data_written", size)
+    if srv.redo_write_through:
+        yield from srv.device.dsync_write(size, srv.flavor.redo_direct)
+        srv.write_lsn = max(srv.write_lsn, upto)
+        srv.unsynced_redo_bytes = 0
+        srv.mark_flushed(upto)
+        srv.count("redo_syncs")
+    else:
+        yield from srv.device.write(size, srv.flavor.redo_direct)
+        srv.write_lsn = max(srv.write_lsn, upto)
+        srv.unsynced_redo_bytes += size
+    srv.mark_written()
+
+
+def redo_sync(srv, upto: int):
+    """fsync/fdatasync the redo log; makes everything written up to `upto` durable."""
+    if srv.redo_write_through:
+        return
+    size = max(REDO_BLOCK, srv.unsynced_redo_bytes)
+    srv.unsynced_redo_bytes = 0
+    yield from srv.device.sync(srv.sync_op, size, srv.flavor.redo_direct)
+    srv.count("Innodb_data_fsyncs")
+    srv.count("Innodb_os_log_fsyncs")
+    srv.count("redo_syncs")
+    srv.mark_flushed(upto)
+
+
+def log_writer(srv):
+    """MySQL 8.0's log_writer thread: writes as soon as there is something to write."""
+    while True:
+        if srv.lsn <= srv.write_lsn:
+            srv.writer_wakeup = srv.env.event()
+            yield srv.writer_wakeup
+            continue
+        yield from redo_write(srv, srv.lsn)
+        if srv.trx_commit == 1 and srv.flusher_wakeup is not None \
+                and not srv.flusher_wakeup.triggered:
+            srv.flusher_wakeup.succeed()
+
+
+def log_flusher(srv):
+    """MySQL 8.0's log_flusher: on every write for trx_commit=1, else once per timeout."""
+    while True:
+        if srv.trx_commit == 1:
+            if srv.flushed_lsn >= srv.write_lsn:
+                srv.flusher_wakeup = srv.env.event()
+                yield srv.flusher_wakeup
+                continue
+        else:
+            yield srv.env.timeout(srv.config.innodb_flush_log_at_timeout)
+            if srv.flushed_lsn >= srv.write_lsn:
+                continue
+        yield from redo_sync(srv, srv.write_lsn)
+
+
+def log_write_up_to(srv, upto: int, flush: bool):
+    """Wait until the redo is written (and synced, if flush) up to `upto`.
+
+    With writer threads this only waits for them. Without, the caller becomes the group
+    commit leader when nobody else is at it, as in MySQL 5.7 / MariaDB log_write_up_to.
+    """
+    if srv.flavor.redo_writer_threads:
+        # The log_writer/log_flusher threads do the work; a commit only wakes and waits.
+        # (A flush request only comes with trx_commit=1, when the flusher runs on demand.)
+        if srv.writer_wakeup is not None and not srv.writer_wakeup.triggered:
+            srv.writer_wakeup.succeed()
+        while (srv.flushed_lsn if flush else srv.write_lsn) < upto:
+            yield srv.flushed_event if flush else srv.written_event
+        return
+    while (srv.flushed_lsn if flush else srv.write_lsn) < upto:
+        if srv.redo_leader_busy:
+            yield srv.flushed_event if flush else srv.written_event
+            continue
+        srv.redo_leader_busy = True
+        target = srv.lsn  # the leader takes everything buffered so far
+        if srv.write_lsn < target:
+            yield from redo_write(srv, target)
+        if flush and srv.flushed_lsn < target:
+            yield from redo_sync(srv, target)
+        srv.redo_leader_busy = False
+        # wake anyone who queued for the other event kind
+        srv.mark_written()
+
+
+def srv_master_log_flush(srv):
+    """Once per innodb_flush_log_at_timeout: write and sync the redo (trx_commit 0 and 2)."""
+    while True:
+        yield srv.env.timeout(srv.config.innodb_flush_log_at_timeout)
+        if srv.flushed_lsn >= srv.lsn or srv.redo_leader_busy:
+            continue
+        srv.redo_leader_busy = True
+        target = srv.lsn
+        if srv.write_lsn < target:
+            yield from redo_write(srv, target)
+        if srv.flushed_lsn < target:
+            yield from redo_sync(srv, target)
+        srv.redo_leader_busy = False
+        srv.mark_written()
+
+
+def log_checkpointer(srv):
+    """Advance the checkpoint once per interval, or at once when users wait for redo space."""
+    interval = srv.flavor.checkpoint_interval_s
+    while True:
+        srv.checkpoint_request = srv.env.event()
+        yield srv.env.any_of([srv.env.timeout(interval), srv.checkpoint_request])
+        yield from log_checkpoint(srv)
+
+
+def log_checkpoint(srv):
+    target = min(srv.oldest_dirty_lsn(), srv.flushed_lsn)
+    if target <= srv.checkpoint_lsn:
+        return
+    # MariaDB makes the page writes durable here, not per batch (log_checkpoint ->
+    # fil_flush_file_spaces), unless the data files are never synced.
+    if not srv.flavor.data_fsync_per_segment:
+        yield from srv.flush_unflushed_spaces()
+    srv.count("checkpoints")
+    srv.count("Innodb_log_writes")
+    if srv.flavor.data_writes_include_redo:
+        srv.count("Innodb_data_writes")
+        srv.count("Innodb_data_written", CHECKPOINT_WRITE_BYTES)
+    if srv.redo_write_through:
+        yield from srv.device.dsync_write(CHECKPOINT_WRITE_BYTES, srv.flavor.redo_direct)
+    else:
+        yield from srv.device.write(CHECKPOINT_WRITE_BYTES, srv.flavor.redo_direct)
+        yield from srv.device.sync(srv.sync_op, CHECKPOINT_WRITE_BYTES, srv.flavor.redo_direct)
+        srv.count("Innodb_data_fsyncs")
+        srv.count("Innodb_os_log_fsyncs")
+        srv.count("checkpoint_syncs")
+    srv.checkpoint_lsn = max(srv.checkpoint_lsn, target)
+    ev, srv.checkpoint_event = srv.checkpoint_event, srv.env.event()
+    ev.succeed()
+

@@ -1,0 +1,226 @@
+"""One simulated server: its state, its background threads and its connections."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import simpy
+
+from ..profiles import DeviceProfile
+from .binlog import BinlogGroup, binlog_enqueue, binlog_flush_stage, binlog_sync_stage
+from .config import ServerConfig, Workload
+from .device import Device
+from .flavors import PAGE_BYTES
+from .page_cleaner import FlushList, page_cleaner
+from .redo import (
+    log_checkpointer,
+    log_flusher,
+    log_write_up_to,
+    log_writer,
+    srv_master_log_flush,
+)
+from .semaphore import Semaphore
+
+
+class Server:
+    def __init__(self, config: ServerConfig, workload: Workload, profile: DeviceProfile,
+                 seed: int, queue_depth: int = 32):
+        self.flavor = config.validate()
+        workload.validate()
+        self.config = config
+        self.workload = workload
+        self.env = env = simpy.Environment()
+        self.rng = np.random.default_rng(seed)
+        self.device = Device(env, profile, self.rng, queue_depth)
+        self.cpu = Semaphore(env, config.cpu_cores)
+        self.counters: Counter = Counter()
+
+        method = config.innodb_flush_method
+        fl = self.flavor
+        self.trx_commit = config.innodb_flush_log_at_trx_commit
+        self.sync_op = "fdatasync" if fl.use_fdatasync(config.innodb_use_fdatasync) else "fsync"
+        self.redo_write_through = fl.redo_write_through(method)
+        self.data_direct = fl.data_direct(method)
+        self.data_write_through = method == "O_DSYNC" and fl.o_dsync_data_write_through
+        self.dblwr_segment_pages = config.innodb_doublewrite_pages or fl.dblwr_segment_pages
+
+        # redo state (LSNs in bytes)
+        self.lsn = self.write_lsn = self.flushed_lsn = self.checkpoint_lsn = 0
+        self.unsynced_redo_bytes = 0
+        self.redo_leader_busy = False
+        self.written_event = env.event()
+        self.flushed_event = env.event()
+        self.checkpoint_event = env.event()
+        self.writer_wakeup = None
+        self.flusher_wakeup = None
+        self.checkpoint_request = None
+        # redo capacity points, as log0files_capacity.cc derives them from the capacity
+        hard = config.innodb_redo_log_capacity * 30 // 32
+        soft = int(hard * 0.95)
+        self.async_flush_age = soft * 7 // 8
+        self.sync_flush_age = soft * 15 // 16
+        self.stop_age = soft
+
+        # buffer pool and tablespaces
+        self.buffer_pool_pages = config.innodb_buffer_pool_size // PAGE_BYTES
+        self.flush_list = FlushList()
+        self.avg_page_rate = 0.0
+        self.unflushed: dict[int, int] = {}
+        self.dirty_carry = 0.0
+        self.growth_carry = 0.0
+        self.next_extend_space = 0
+        self.stalled_users = 0
+        self._file_draws: list[int] = []
+
+        # binlog
+        self.binlog_forming = BinlogGroup(env)
+        self.binlog_flush_wakeup = None
+        self.binlog_sync_wakeup = None
+        self.binlog_sync_queue: list = []
+        self.binlog_unsynced_bytes = 0
+        self.binlog_sync_counter = 0
+
+        # measurement
+        self.measuring = False
+        self.commit_latencies: list[float] = []
+        self.trx_latencies: list[float] = []
+        self.stall_s = 0.0
+        self.max_age = 0
+        self.cpu_busy_s = 0.0
+
+    # ---- small helpers used by the thread functions -------------------------------
+    def count(self, name: str, n: int = 1) -> None:
+        self.counters[name] += n
+
+    def mark_written(self) -> None:
+        ev, self.written_event = self.written_event, self.env.event()
+        ev.succeed()
+
+    def mark_flushed(self, upto: int) -> None:
+        if upto > self.flushed_lsn:
+            self.flushed_lsn = upto
+        ev, self.flushed_event = self.flushed_event, self.env.event()
+        ev.succeed()
+
+    def oldest_dirty_lsn(self) -> int:
+        oldest = self.flush_list.oldest_lsn()
+        return self.lsn if oldest is None else oldest
+
+    def checkpoint_age(self) -> int:
+        return self.lsn - self.checkpoint_lsn
+
+    def rng_files(self, k: int) -> set[int]:
+        """The tablespaces k page writes land on (uniform over the workload's files)."""
+        n = self.workload.tablespaces
+        if n == 1:
+            return {0}
+        draws = self._file_draws
+        if len(draws) < k:
+            draws.extend(self.rng.integers(0, n, size=max(4096, k)).tolist())
+        files = set(draws[-k:])
+        del draws[-k:]
+        return files
+
+    def flush_unflushed_spaces(self):
+        """fil_flush_file_spaces: one sync per tablespace written since its last sync."""
+        while self.unflushed:
+            space, nbytes = self.unflushed.popitem()
+            yield from self.device.sync(self.sync_op, nbytes, self.data_direct)
+            self.count("Innodb_data_fsyncs")
+            self.count("data_file_syncs")
+
+    # ---- the user threads ----------------------------------------------------------
+    def log_free_check(self):
+        """Users wait while the checkpoint age is past the point where redo would run out."""
+        if self.checkpoint_age() < self.stop_age:
+            return
+        start = self.env.now
+        self.stalled_users += 1
+        if self.checkpoint_request is not None and not self.checkpoint_request.triggered:
+            self.checkpoint_request.succeed()
+        while self.checkpoint_age() >= self.stop_age:
+            yield self.checkpoint_event
+        self.stalled_users -= 1
+        if self.measuring:
+            self.stall_s += self.env.now - start
+
+    def fsp_extend(self):
+        """A user thread that runs out of space in a tablespace extends it and syncs it:
+        one fsync per extension in every flush method (the 8.0.14 / 5.7.25 fix)."""
+        self.next_extend_space = (self.next_extend_space + 1) % self.workload.tablespaces
+        self.count("file_extensions")
+        yield from self.device.sync(self.sync_op, PAGE_BYTES, self.data_direct)
+        self.count("Innodb_data_fsyncs")
+        self.count("extension_syncs")
+
+    def connection(self):
+        env, wl, cpu = self.env, self.workload, self.cpu
+        cpu_s = wl.cpu_us_per_trx * 1e-6
+        client_s = wl.client_us_per_trx * 1e-6
+        log_bin = self.config.log_bin
+        trx_commit = self.trx_commit
+        redo_at_prepare = log_bin and not self.flavor.redo_sync_in_binlog_flush_stage
+        while True:
+            t0 = env.now
+            if client_s:
+                yield env.timeout(client_s)
+            if self.checkpoint_age() >= self.stop_age:
+                yield from self.log_free_check()
+            if cpu_s:
+                ev = cpu.acquire()
+                if ev is not None:
+                    yield ev
+                yield env.timeout(cpu_s)
+                cpu.release()
+                if self.measuring:
+                    self.cpu_busy_s += cpu_s
+            # the transaction's mini-transactions: redo appended, pages dirtied
+            self.lsn += wl.redo_bytes_per_trx
+            lsn = self.lsn
+            if self.lsn - self.checkpoint_lsn > self.max_age:
+                self.max_age = self.lsn - self.checkpoint_lsn
+            self.dirty_carry += wl.pages_dirtied_per_trx
+            if self.dirty_carry >= 1.0:
+                k = int(self.dirty_carry)
+                self.dirty_carry -= k
+                self.flush_list.add(lsn, k)
+            self.growth_carry += wl.growth_bytes_per_trx
+            if self.growth_carry >= wl.extend_bytes:
+                self.growth_carry -= wl.extend_bytes
+                yield from self.fsp_extend()
+            # commit
+            t1 = env.now
+            if not log_bin:
+                if trx_commit == 1:
+                    yield from log_write_up_to(self, lsn, flush=True)
+                elif trx_commit == 2:
+                    yield from log_write_up_to(self, lsn, flush=False)
+                elif self.writer_wakeup is not None and not self.writer_wakeup.triggered:
+                    self.writer_wakeup.succeed()
+            else:
+                if redo_at_prepare and trx_commit in (1, 2):
+                    yield from log_write_up_to(self, lsn, flush=trx_commit == 1)
+                yield binlog_enqueue(self, lsn, wl.binlog_bytes_per_trx)
+            self.count("commits")
+            if self.measuring:
+                t2 = env.now
+                self.commit_latencies.append(t2 - t1)
+                self.trx_latencies.append(t2 - t0)
+
+    # ---- wiring --------------------------------------------------------------------
+    def start(self) -> None:
+        env, fl = self.env, self.flavor
+        if fl.redo_writer_threads:
+            env.process(log_writer(self))
+            env.process(log_flusher(self))
+        else:
+            env.process(srv_master_log_flush(self))
+        env.process(log_checkpointer(self))
+        env.process(page_cleaner(self))
+        if self.config.log_bin:
+            env.process(binlog_flush_stage(self))
+            if fl.redo_sync_in_binlog_flush_stage:
+                env.process(binlog_sync_stage(self))
+        for _ in range(self.workload.connections):
+            env.process(self.connection())
