@@ -65,6 +65,7 @@ class Device:
         self.flush_channel = Semaphore(env, 1)
         self.notes: set[str] = set()
         self._samplers: dict[tuple, Sampler] = {}
+        self._by_request: dict[tuple, Sampler] = {}  # exact sizes seen, before bucketing
         # Published sources that timed write+sync together give only a total: the write
         # is then taken out of it so that write + sync adds up to what was published.
         self._sync_is_total = not any(t.sync is not None for t in profile.tests)
@@ -74,6 +75,9 @@ class Device:
 
     # ---- latency tables ------------------------------------------------------------
     def sampler(self, component: str, op: str, size: int, direct: bool) -> Sampler:
+        s = self._by_request.get((component, op, size, direct))
+        if s is not None:
+            return s
         key = (component, op, size_bucket(size), direct)
         s = self._samplers.get(key)
         if s is None:
@@ -86,6 +90,8 @@ class Device:
                 if summary.mean_ns > 0:
                     factor = max(0.05, 1.0 - write.mean_ns / summary.mean_ns)
             s = self._samplers[key] = Sampler(summary, self.rng, factor)
+        if len(self._by_request) < 4096:
+            self._by_request[(component, op, size, direct)] = s
         return s
 
     def mean_s(self, component: str, op: str, size: int, direct: bool) -> float:

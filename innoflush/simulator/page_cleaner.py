@@ -131,23 +131,37 @@ def page_cleaner(srv):
 
 
 def flush_batch(srv, n: int):
-    """Flush up to n of the oldest dirty pages through the doublewrite buffer."""
-    pages = srv.flush_list.take(n)
-    if pages == 0:
-        return 0
-    fl = srv.flavor
-    seg = srv.dblwr_segment_pages
-    segments = [min(seg, pages - i) for i in range(0, pages, seg)]
-    parallel = fl.dblwr_parallel_segments if srv.config.innodb_doublewrite else 4
-    # Segments run concurrently, one in flight per doublewrite instance.
-    for i in range(0, len(segments), parallel):
-        procs = [srv.env.process(flush_segment(srv, k)) for k in segments[i:i + parallel]]
-        yield srv.env.all_of(procs)
+    """Flush up to n of the oldest dirty pages through the doublewrite buffer.
+
+    One worker per doublewrite instance serving flush-list batches (one segment in
+    flight each). Pages leave the flush list segment by segment and stay "in flight",
+    holding back the checkpoint, until their segment and its syncs have completed.
+    """
+    parallel = srv.flavor.dblwr_parallel_segments if srv.config.innodb_doublewrite else 4
+    state = {"left": n, "flushed": 0}
+    workers = min(parallel, -(-n // srv.dblwr_segment_pages))
+    if workers <= 1:
+        yield from dblwr_instance(srv, state)
+    else:
+        yield srv.env.all_of([srv.env.process(dblwr_instance(srv, state))
+                              for _ in range(workers)])
     srv.count("flush_batches")
-    return pages
+    return state["flushed"]
 
 
-def flush_segment(srv, k: int):
+def dblwr_instance(srv, state: dict):
+    """One doublewrite instance: takes the next segment of the batch until none is left."""
+    seg = srv.dblwr_segment_pages
+    while state["left"] > 0 and srv.flush_list.pages > 0:
+        oldest = srv.flush_list.oldest_lsn()
+        k = srv.flush_list.take(min(seg, state["left"]))
+        state["left"] -= k
+        state["flushed"] += k
+        srv.inflight_lsns.append(oldest)
+        yield from flush_segment(srv, k, oldest)
+
+
+def flush_segment(srv, k: int, oldest_lsn: int):
     fl = srv.flavor
     method = srv.config.innodb_flush_method
     if srv.config.innodb_doublewrite:
@@ -174,3 +188,4 @@ def flush_segment(srv, k: int):
             srv.unflushed[f] = srv.unflushed.get(f, 0) + PAGE_BYTES
     if fl.data_fsync_per_segment:
         yield from srv.flush_unflushed_spaces()
+    srv.inflight_lsns.remove(oldest_lsn)

@@ -84,7 +84,8 @@ def simulate(config: ServerConfig, workload: Workload, profile: DeviceProfile,
         warmup_s = min(2.0, duration_s * 0.2)
     srv = Server(config, workload, profile, seed, queue_depth)
     srv.start()
-    srv.env.run(until=warmup_s)
+    if warmup_s > 0:
+        srv.env.run(until=warmup_s)
     before = dict(srv.counters)
     fb, wb = srv.device.flush_busy_s, srv.device.write_busy_s
     srv.measuring = True

@@ -65,6 +65,7 @@ class Server:
         # buffer pool and tablespaces
         self.buffer_pool_pages = config.innodb_buffer_pool_size // PAGE_BYTES
         self.flush_list = FlushList()
+        self.inflight_lsns: list[int] = []   # oldest LSN of each segment being written
         self.avg_page_rate = 0.0
         self.unflushed: dict[int, int] = {}
         self.dirty_carry = 0.0
@@ -94,17 +95,25 @@ class Server:
         self.counters[name] += n
 
     def mark_written(self) -> None:
-        ev, self.written_event = self.written_event, self.env.event()
-        ev.succeed()
+        ev = self.written_event
+        if ev.callbacks:  # nobody waiting: keep the event, schedule nothing
+            self.written_event = self.env.event()
+            ev.succeed()
 
     def mark_flushed(self, upto: int) -> None:
         if upto > self.flushed_lsn:
             self.flushed_lsn = upto
-        ev, self.flushed_event = self.flushed_event, self.env.event()
-        ev.succeed()
+        ev = self.flushed_event
+        if ev.callbacks:
+            self.flushed_event = self.env.event()
+            ev.succeed()
 
     def oldest_dirty_lsn(self) -> int:
+        """The checkpoint may not pass a page that is dirty or still being written."""
         oldest = self.flush_list.oldest_lsn()
+        if self.inflight_lsns:
+            inflight = min(self.inflight_lsns)
+            oldest = inflight if oldest is None else min(oldest, inflight)
         return self.lsn if oldest is None else oldest
 
     def checkpoint_age(self) -> int:

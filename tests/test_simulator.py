@@ -1,0 +1,219 @@
+"""Behaviour of the InnoDB model: what must hold whatever the constants."""
+
+from __future__ import annotations
+
+import pytest
+from simprofiles import consumer_ssd, hdd_total_only, plp_ssd, scaled
+
+from innoflush.simulator import ServerConfig, Workload, replicate, simulate
+from innoflush.simulator.config import with_
+from innoflush.simulator.semaphore import Semaphore
+
+CONSUMER = consumer_ssd()
+PLP = plp_ssd()
+
+
+def run(cfg=None, wl=None, profile=CONSUMER, duration=4.0, seed=1):
+    return simulate(cfg or ServerConfig(), wl or Workload(), profile, duration_s=duration,
+                    seed=seed)
+
+
+def data_file_fsyncs_per_write(r) -> float:
+    """Data-file (not redo) syncs per page write: the quantity the flush method changes."""
+    i = r.internal
+    syncs = i.get("data_file_syncs", 0) + i.get("dblwr_syncs", 0) + i.get("extension_syncs", 0)
+    return syncs / max(1, i.get("Innodb_pages_written", 0))
+
+
+@pytest.mark.parametrize("flavor", ["mysql-8.0", "mysql-8.4", "mysql-5.7", "mariadb-10.11"])
+def test_no_fsync_has_fewer_data_fsyncs_per_write(flavor):
+    wl = Workload(connections=8, pages_dirtied_per_trx=2.0)
+    od = run(ServerConfig(flavor=flavor, innodb_flush_method="O_DIRECT"), wl)
+    nf = run(ServerConfig(flavor=flavor, innodb_flush_method="O_DIRECT_NO_FSYNC"), wl)
+    assert od.internal["Innodb_pages_written"] > 0 and nf.internal["Innodb_pages_written"] > 0
+    assert data_file_fsyncs_per_write(nf) < data_file_fsyncs_per_write(od)
+    # and the counter ratio a DBA reads moves the same way
+    assert nf.data_fsyncs_per_data_write < od.data_fsyncs_per_data_write
+
+
+def test_no_fsync_still_syncs_every_file_extension():
+    wl = Workload(connections=4, growth_bytes_per_trx=20_000, extend_bytes=1024 * 1024)
+    r = run(ServerConfig(innodb_flush_method="O_DIRECT_NO_FSYNC"), wl, profile=PLP)
+    ext = r.internal.get("file_extensions", 0)
+    assert ext > 5
+    assert r.internal.get("extension_syncs", 0) == ext
+    assert r.internal.get("data_file_syncs", 0) == 0
+    # every extension sync is an Innodb_data_fsyncs the server would count
+    assert r.status["Innodb_data_fsyncs"] >= ext + r.status["Innodb_os_log_fsyncs"]
+
+
+def test_mysql_80_fsyncs_every_written_file_per_batch_under_o_direct():
+    wl = Workload(connections=4, pages_dirtied_per_trx=2.0, growth_bytes_per_trx=0)
+    r = run(ServerConfig(innodb_flush_method="O_DIRECT"), wl, profile=PLP)
+    assert r.internal["data_file_syncs"] >= r.internal["Innodb_dblwr_writes"]
+    assert r.internal.get("dblwr_syncs", 0) == 0  # no doublewrite fsync under O_DIRECT (8.0)
+    r57 = run(ServerConfig(flavor="mysql-5.7", innodb_flush_method="O_DIRECT"), wl, profile=PLP)
+    assert r57.internal["dblwr_syncs"] == r57.internal["Innodb_dblwr_writes"]  # 5.7: it does
+
+
+def test_group_commit_grows_with_connections_when_sync_dominates():
+    cfg = ServerConfig(log_bin=False)
+    sizes = []
+    for n in (1, 4, 16, 64):
+        r = run(cfg, Workload(connections=n, cpu_us_per_trx=20, client_us_per_trx=20))
+        sizes.append(r.group_commit["commits_per_redo_sync"])
+    assert sizes[0] == pytest.approx(1.0, abs=0.05)
+    assert all(b > a for a, b in zip(sizes, sizes[1:], strict=False)), sizes
+
+
+@pytest.mark.parametrize("profile", [CONSUMER, PLP], ids=lambda p: p.name)
+@pytest.mark.parametrize("log_bin", [True, False])
+@pytest.mark.parametrize("conns", [1, 8])
+def test_trx_commit_2_never_slower_than_1(profile, log_bin, conns):
+    wl = Workload(connections=conns)
+    tps = {}
+    for tc in (1, 2):
+        tps[tc] = run(ServerConfig(innodb_flush_log_at_trx_commit=tc, log_bin=log_bin), wl,
+                      profile=profile).tps
+    assert tps[2] >= tps[1] * 0.98
+
+
+@pytest.mark.parametrize("method", ["O_DIRECT", "O_DIRECT_NO_FSYNC", "fsync"])
+def test_tps_never_falls_when_the_device_gets_faster(method):
+    wl = Workload(connections=4)
+    cfg = ServerConfig(innodb_flush_method=method)
+    prev = None
+    for factor in (4.0, 1.0, 0.25):
+        tps = run(cfg, wl, profile=scaled(CONSUMER, factor)).tps
+        if prev is not None:
+            assert tps >= prev * 0.98
+        prev = tps
+
+
+def test_fixed_seed_is_reproducible_and_seeds_differ():
+    a = run(seed=7).to_dict()
+    b = run(seed=7).to_dict()
+    c = run(seed=8).to_dict()
+    assert a == b
+    assert a["commit_latency_ms"] != c["commit_latency_ms"]
+
+
+def test_replications_give_a_confidence_interval():
+    runs, summary = replicate(ServerConfig(), Workload(connections=2), CONSUMER,
+                              replications=3, seed=1, duration_s=2)
+    assert len({r.seed for r in runs}) == 3
+    assert summary["tps"]["n"] == 3 and summary["tps"]["ci95"] > 0
+
+
+def test_mysql_counter_semantics():
+    r = run(ServerConfig(flavor="mysql-8.0", log_bin=False), Workload(connections=1),
+            profile=PLP)
+    s = r.status
+    assert "Innodb_os_log_fsyncs" in s and "Binlog_group_commits" not in s
+    # redo writes and syncs are inside the data counters
+    assert s["Innodb_data_writes"] >= s["Innodb_log_writes"] + s["Innodb_pages_written"]
+    assert s["Innodb_data_fsyncs"] >= s["Innodb_os_log_fsyncs"]
+    assert s["Innodb_os_log_fsyncs"] >= r.commits * 0.95  # 1 connection: a sync per commit
+
+
+def test_mariadb_counter_semantics():
+    r = run(ServerConfig(flavor="mariadb-10.11", log_bin=False), Workload(connections=1),
+            profile=PLP)
+    s = r.status
+    assert "Innodb_os_log_fsyncs" not in s  # removed in MariaDB 10.8
+    # Innodb_data_writes excludes redo: far fewer than the log writes here
+    assert s["Innodb_data_writes"] < s["Innodb_log_writes"]
+    # measured on 10.11, trx_commit=1, 1 connection: data_fsyncs ~ log_writes ~ commits
+    assert s["Innodb_data_fsyncs"] == pytest.approx(r.commits, rel=0.1)
+    assert s["Innodb_log_writes"] == pytest.approx(r.commits, rel=0.1)
+
+
+def test_mariadb_binlog_counters_and_data_files_synced_at_checkpoint():
+    r = run(ServerConfig(flavor="mariadb-10.11", innodb_flush_method="O_DIRECT"),
+            Workload(connections=8, pages_dirtied_per_trx=2.0))
+    s = r.status
+    assert s["Binlog_commits"] == pytest.approx(r.commits, rel=0.05)
+    assert 0 < s["Binlog_group_commits"] <= s["Binlog_commits"]
+    # data files are synced once per checkpoint each, not per doublewrite batch
+    assert r.internal["data_file_syncs"] <= r.internal["checkpoints"] * 8
+    assert r.internal["Innodb_dblwr_writes"] > r.internal["checkpoints"]
+
+
+def test_o_dsync_syncs_no_redo_with_fsync_calls():
+    r = run(ServerConfig(innodb_flush_method="O_DSYNC", log_bin=False), Workload(connections=2))
+    assert r.status["Innodb_os_log_fsyncs"] == 0
+    assert r.internal["redo_syncs"] > 0  # made durable by the O_DSYNC writes themselves
+    assert r.internal.get("dblwr_syncs", 0) > 0  # MySQL syncs the doublewrite under O_DSYNC
+
+
+def test_sync_binlog_0_and_n():
+    wl = Workload(connections=4)
+    r0 = run(ServerConfig(sync_binlog=0), wl)
+    assert r0.syncs_per_s["binlog_syncs"] == 0
+    r1 = run(ServerConfig(sync_binlog=1), wl)
+    r10 = run(ServerConfig(sync_binlog=10), wl)
+    groups10 = r10.internal["binlog_groups"]
+    assert r10.internal["binlog_syncs"] == pytest.approx(groups10 / 10, rel=0.2, abs=2)
+    assert r0.tps >= r10.tps * 0.98 >= r1.tps * 0.98 * 0.98
+
+
+def test_cpu_bound_server_is_predicted_cpu_bound():
+    cfg = ServerConfig(cpu_cores=2, innodb_flush_log_at_trx_commit=2, log_bin=False)
+    r = run(cfg, Workload(connections=16, cpu_us_per_trx=1000, client_us_per_trx=0), profile=PLP)
+    assert r.tps == pytest.approx(2000, rel=0.05)
+    assert r.cpu_util > 0.95
+
+
+def test_slow_data_fsyncs_reach_commits_through_checkpoint_stalls():
+    """On a device with slow flushes, O_DIRECT's per-batch data fsyncs limit page flushing;
+    with a small redo log the checkpoint age hits its limit and commits stall."""
+    wl = Workload(connections=8, pages_dirtied_per_trx=2.0, redo_bytes_per_trx=8192,
+                  cpu_us_per_trx=20, client_us_per_trx=0)
+    small = ServerConfig(innodb_redo_log_capacity=8 * 1024 * 1024, log_bin=False)
+    big = with_(small, innodb_redo_log_capacity=1024**3)
+    r_small = run(small, wl, duration=6)
+    r_big = run(big, wl, duration=6)
+    assert r_small.checkpoint_stall_s > 0
+    assert r_big.checkpoint_stall_s == 0
+    assert r_small.tps < r_big.tps
+    nofsync = run(with_(small, innodb_flush_method="O_DIRECT_NO_FSYNC"), wl, duration=6)
+    assert nofsync.checkpoint_stall_s < r_small.checkpoint_stall_s
+
+
+def test_invalid_combination_is_a_clear_error():
+    from innoflush.errors import UsageError
+    with pytest.raises(UsageError, match="innodb_flush_method"):
+        run(ServerConfig(innodb_flush_method="unbuffered"))
+    with pytest.raises(UsageError, match="flavor"):
+        run(ServerConfig(flavor="postgres"))
+
+
+def test_published_total_only_profile_adds_up_to_the_published_figure():
+    """write + sync of a total-only device reproduces the published write+fsync time."""
+    from innoflush.simulator.tps import SETTINGS, commit_latency_s
+    redo_only = next(s for s in SETTINGS if s.key == "redo-fsync")
+    lat, _ = commit_latency_s(hdd_total_only(18.0), redo_only, "mysql-8.0")
+    assert lat == pytest.approx(0.018, rel=0.02)
+
+
+def test_semaphore_is_fifo_and_counts():
+    import simpy
+    env = simpy.Environment()
+    sem = Semaphore(env, 2)
+    order = []
+
+    def user(name, n, hold):
+        ev = sem.acquire(n)
+        if ev is not None:
+            yield ev
+        order.append((name, env.now))
+        yield env.timeout(hold)
+        sem.release(n)
+
+    env.process(user("a", 1, 5))
+    env.process(user("b", 1, 3))
+    env.process(user("c", 2, 1))
+    env.process(user("d", 1, 1))
+    env.run()
+    assert order == [("a", 0), ("b", 0), ("c", 5), ("d", 6)]
+    assert sem.free == 2
