@@ -217,3 +217,30 @@ def test_semaphore_is_fifo_and_counts():
     env.run()
     assert order == [("a", 0), ("b", 0), ("c", 5), ("d", 6)]
     assert sem.free == 2
+
+
+def test_tps_reproduces_the_seeds_arithmetic_for_an_18ms_drive():
+    """Percona 2018: a 7.2k rpm drive at 18 ms per fsync gives ~56 commits/s per
+    connection, so 200 durable TPS need at least 4 connections."""
+    from innoflush.profiles import load_profile
+    from innoflush.simulator.tps import tps_table
+    out = tps_table(load_profile("hdd-wd2502abys"), "mysql-8.0", target_tps=200)
+    row = next(r for r in out["settings"] if r["setting"] == "redo-fsync")
+    assert row["tps_per_connection"] == pytest.approx(56, abs=1.5)
+    assert row["connections_for_target"] == 4
+    assert row["simulated_tps_1_connection"] == pytest.approx(row["tps_per_connection"],
+                                                               rel=0.05)
+    assert row["simulated_tps_at_target_connections"] >= 200 * 0.95
+    both = next(r for r in out["settings"] if r["setting"] == "redo+binlog")
+    assert both["tps_per_connection"] < row["tps_per_connection"]
+    relaxed = next(r for r in out["settings"] if r["setting"] == "trx-commit-2")
+    assert relaxed["tps_per_connection"] > 100 * row["tps_per_connection"]
+
+
+def test_tps_uses_fdatasync_where_the_device_makes_it_cheaper():
+    from innoflush.simulator.tps import tps_table
+    out = tps_table(CONSUMER, "mysql-8.0", check=False)
+    by = {r["setting"]: r for r in out["settings"]}
+    assert by["redo-fdatasync"]["tps_per_connection"] > by["redo-fsync"]["tps_per_connection"]
+    maria = tps_table(CONSUMER, "mariadb-10.11", check=False)
+    assert "redo-fdatasync" not in {r["setting"] for r in maria["settings"]}

@@ -1,8 +1,124 @@
-"""`innoflush profiles ...` (placeholder)."""
+"""`innoflush profiles ...`: list, show, compare, import and export device profiles."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import click
+
+from ..errors import ProfileError, UsageError
+from . import render
+from .model import NAME_RE, DeviceProfile
+from .store import (
+    builtin_names,
+    load_builtin,
+    load_profile,
+    save_profile,
+    user_names,
+    user_profile_dir,
+)
+
+
+def _dump(data) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 @click.group("profiles")
 def profiles_group() -> None:
-    """List, show, compare, import and export device profiles."""
+    """List, show, compare, import and export device profiles.
+
+    A profile is named by a built-in name, a name in your store
+    ($INNOFLUSH_HOME/profiles, else $XDG_DATA_HOME/innoflush/profiles), or a path to a
+    .json file. A profile in your store shadows the built-in one of the same name.
+    """
+
+
+@profiles_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def list_command(as_json: bool) -> None:
+    """Built-in and user profiles, with fsync and fdatasync after a 16 KB write."""
+    builtins = set(builtin_names())
+    users = set(user_names())
+    entries = []
+    for name in sorted(builtins | users):
+        if name in users:
+            path = user_profile_dir() / f"{name}.json"
+            try:
+                profile = DeviceProfile.load(path)
+            except ProfileError as exc:
+                click.echo(f"innoflush: warning: skipping user profile {path}: {exc}", err=True)
+                if name in builtins:
+                    entries.append(render.list_entry(load_builtin(name), "built-in"))
+                continue
+            entries.append(render.list_entry(profile, "user", name in builtins))
+        else:
+            entries.append(render.list_entry(load_builtin(name), "built-in"))
+    if as_json:
+        click.echo(_dump(render.list_json(entries)), nl=False)
+    else:
+        click.echo(render.render_list(entries), nl=False)
+
+
+@profiles_group.command("show")
+@click.argument("ref", metavar="NAME|FILE")
+@click.option("--json", "as_json", is_flag=True, help="Print the profile's JSON.")
+def show_command(ref: str, as_json: bool) -> None:
+    """Provenance, device facts, PLP verdict and every test of one profile."""
+    profile = load_profile(ref)
+    if as_json:
+        click.echo(_dump(profile.to_dict()), nl=False)
+    else:
+        click.echo(render.render_show(profile), nl=False)
+
+
+@profiles_group.command("compare")
+@click.argument("refs", nargs=-1, required=True, metavar="NAME|FILE...")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def compare_command(refs: tuple[str, ...], as_json: bool) -> None:
+    """Profiles side by side: sync and write per test, and the ratio to the first."""
+    data = render.compare_data([load_profile(r) for r in refs])
+    if as_json:
+        click.echo(_dump(render.compare_json(data)), nl=False)
+    else:
+        click.echo(render.render_compare(data), nl=False)
+
+
+@profiles_group.command("import")
+@click.argument("file", metavar="FILE")
+@click.option("--name", "new_name", help="Store it under this name instead of its own.")
+@click.option("--force", is_flag=True, help="Replace a user profile of the same name.")
+def import_command(file: str, new_name: str | None, force: bool) -> None:
+    """Validate a profile file and copy it into your profile store."""
+    profile = DeviceProfile.load(file)
+    if new_name is not None:
+        if not NAME_RE.match(new_name):
+            raise UsageError(f"bad profile name {new_name!r}: use lowercase letters, digits, "
+                             "'.', '_' and '-' (at most 80, starting with a letter or digit)")
+        profile.name = new_name
+    path = save_profile(profile, overwrite=force)
+    click.echo(f"imported {profile.name} into {path}")
+    if profile.name in builtin_names():
+        click.echo(f"innoflush: note: your {profile.name!r} now shadows the built-in profile "
+                   "of the same name", err=True)
+
+
+@profiles_group.command("export")
+@click.argument("ref", metavar="NAME|FILE")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write to this file instead of stdout.")
+@click.option("--force", is_flag=True, help="Replace the output file if it exists.")
+def export_command(ref: str, output: Path | None, force: bool) -> None:
+    """Write a profile's JSON to stdout or a file."""
+    text = load_profile(ref).to_json()
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        with open(output, "w" if force else "x", encoding="utf-8") as f:
+            f.write(text)
+    except FileExistsError:
+        raise UsageError(f"{output} already exists (use --force to replace it)") from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror}") from None
+    click.echo(f"wrote {output}", err=True)

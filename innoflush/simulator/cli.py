@@ -281,11 +281,11 @@ def tps_command(profile_ref, flavor, target_tps, redo_bytes, cpu_us, no_check, a
     click.echo(f"profile {profile.name}: {profile.title}  (flavor {out['flavor']})")
     headers = ["durability setting", "commit ms", "TPS / connection"]
     if target_tps:
-        headers.append(f"conns for {target_tps:g} TPS")
+        headers.append(f"conns for {target_tps:g} TPS (at least)")
     if not no_check:
         headers.append("simulated, 1 conn")
         if target_tps:
-            headers.append("simulated at those conns")
+            headers += ["simulated at those conns", "conns needed, simulated"]
     table = []
     for r in out["settings"]:
         row = [r["title"], _fmt(r["commit_latency_ms"], 3), _fmt(r["tps_per_connection"], 1)]
@@ -296,6 +296,8 @@ def tps_command(profile_ref, flavor, target_tps, redo_bytes, cpu_us, no_check, a
             if target_tps:
                 row.append(_fmt(r.get("simulated_tps_at_target_connections",
                                       r["simulated_tps_1_connection"]), 1))
+                row.append(_fmt(r.get("simulated_connections_for_target"), 0)
+                           if r.get("simulated_connections_for_target") else "> 1024")
         table.append(row)
     click.echo(tabulate(table, headers=headers, disable_numparse=True))
     for n in out["notes"]:

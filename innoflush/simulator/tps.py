@@ -98,12 +98,43 @@ def tps_table(profile: DeviceProfile, flavor: str = "mysql-8.0", target_tps: flo
             # The check is of the commit path's arithmetic: redo capacity large enough that
             # checkpoints never stall it (a real server with trx_commit=2 may well stall).
             cfg = with_(s.config(flavor), innodb_redo_log_capacity=64 * 1024**3)
-            sim1 = simulate(cfg, workload, profile, duration_s=check_duration_s, seed=seed)
+            # enough simulated time for ~30k commits, no more: fast settings stay instant
+            dur = min(check_duration_s, max(0.2, 30_000 / (per_conn * (need or 1))))
+            sim1 = simulate(cfg, workload, profile, duration_s=dur, seed=seed)
             row["simulated_tps_1_connection"] = round(sim1.tps, 2)
             if need and need > 1:
                 wl = Workload(**{**workload.to_dict(), "connections": need})
-                simn = simulate(cfg, wl, profile, duration_s=check_duration_s, seed=seed)
+                simn = simulate(cfg, wl, profile, duration_s=dur, seed=seed)
                 row["simulated_tps_at_target_connections"] = round(simn.tps, 2)
+            if need:
+                row["simulated_connections_for_target"] = _simulated_connections(
+                    cfg, workload, profile, target_tps, need, dur, seed)
         rows.append(row)
     return {"profile": profile.name, "title": profile.title, "flavor": flavor,
             "target_tps": target_tps, "settings": rows, "notes": sorted(notes)}
+
+
+def _simulated_connections(cfg: ServerConfig, workload: Workload, profile: DeviceProfile,
+                           target: float, lower: int, duration_s: float, seed: int,
+                           limit: int = 1024) -> int | None:
+    """Fewest connections whose simulated TPS reaches the target (None past the limit).
+
+    The closed form is a lower bound: with group commit a commit that arrives during a
+    sync waits for the next one, so N connections give less than N times one.
+    """
+    def reaches(n: int) -> bool:
+        wl = Workload(**{**workload.to_dict(), "connections": n})
+        return simulate(cfg, wl, profile, duration_s=duration_s, seed=seed).tps >= target
+
+    lo, hi = lower - 1, lower
+    while not reaches(hi):
+        lo, hi = hi, hi * 2
+        if hi > limit:
+            return None
+    while hi - lo > 1:  # reaches(hi) holds, reaches(lo) does not (or lo is the bound)
+        mid = (lo + hi) // 2
+        if reaches(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
