@@ -102,12 +102,22 @@ def page_cleaner(srv):
     env = srv.env
     last_lsn = srv.lsn
     last_t = env.now
+    last_dirtied = 0
+    warm = False
     while True:
         start = env.now
         age = srv.checkpoint_age()
         dt = max(1e-6, start - last_t)
         lsn_rate = (srv.lsn - last_lsn) / dt
         last_lsn, last_t = srv.lsn, start
+        dirtied = srv.pages_dirtied - last_dirtied
+        last_dirtied = srv.pages_dirtied
+        if not warm and start > 0:
+            # A server that has run a while flushes about what it dirties: start the
+            # moving average there rather than at zero, or a short run measures the
+            # cold start of adaptive flushing instead of the steady state.
+            srv.avg_page_rate = min(dirtied / dt, srv.config.innodb_io_capacity_max)
+            warm = True
         furious = age >= srv.sync_flush_age
         if furious:
             # sync flush: everything older than what brings the age back under the point

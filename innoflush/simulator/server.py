@@ -69,6 +69,7 @@ class Server:
         self.avg_page_rate = 0.0
         self.unflushed: dict[int, int] = {}
         self.dirty_carry = 0.0
+        self.pages_dirtied = 0
         self.growth_carry = 0.0
         self.next_extend_space = 0
         self.stalled_users = 0
@@ -194,6 +195,7 @@ class Server:
                 k = int(self.dirty_carry)
                 self.dirty_carry -= k
                 self.flush_list.add(lsn, k)
+                self.pages_dirtied += k
             self.growth_carry += wl.growth_bytes_per_trx
             if self.growth_carry >= wl.extend_bytes:
                 self.growth_carry -= wl.extend_bytes
