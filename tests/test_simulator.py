@@ -134,8 +134,9 @@ def test_mariadb_binlog_counters_and_data_files_synced_at_checkpoint():
     s = r.status
     assert s["Binlog_commits"] == pytest.approx(r.commits, rel=0.05)
     assert 0 < s["Binlog_group_commits"] <= s["Binlog_commits"]
-    # data files are synced once per checkpoint each, not per doublewrite batch
-    assert r.internal["data_file_syncs"] <= r.internal["checkpoints"] * 8
+    # data files are synced once per checkpoint each, not per doublewrite batch (+1: a
+    # checkpoint may be syncing when the run ends)
+    assert r.internal["data_file_syncs"] <= (r.internal["checkpoints"] + 1) * 8
     assert r.internal["Innodb_dblwr_writes"] > r.internal["checkpoints"]
 
 
