@@ -48,6 +48,23 @@ class Sampler:
         return self.summary.mean_ns * self.factor * 1e-9
 
 
+class SumSampler:
+    """The sum of two independent latencies (e.g. write-back + cache flush)."""
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a: Sampler, b: Sampler):
+        self.a = a
+        self.b = b
+
+    def __call__(self) -> float:
+        return self.a() + self.b()
+
+    @property
+    def mean_s(self) -> float:
+        return self.a.mean_s + self.b.mean_s
+
+
 def size_bucket(size: int) -> int:
     """Round a write size up to a power of two (512 B .. 8 MiB) to share samplers."""
     size = max(512, min(int(size), 8 * 1024 * 1024))
@@ -66,8 +83,9 @@ class Device:
         self.write_slots = Semaphore(env, queue_depth)
         self.flush_channel = Semaphore(env, 1)
         self.notes: set[str] = set()
-        self._samplers: dict[tuple, Sampler] = {}
-        self._by_request: dict[tuple, Sampler] = {}  # exact sizes seen, before bucketing
+        self._samplers: dict[tuple, Sampler | SumSampler] = {}
+        # exact sizes seen, before bucketing
+        self._by_request: dict[tuple, Sampler | SumSampler] = {}
         # Published sources that timed write+sync together give only a total: the write
         # is then taken out of it so that write + sync adds up to what was published.
         self._sync_is_total = not any(t.sync is not None for t in profile.tests)
@@ -75,11 +93,13 @@ class Device:
         # A buffered write only copies into the page cache; an O_DIRECT figure would
         # charge it the device's write time (published sources rarely measure buffered).
         self._has_buffered = any(not t.direct and t.write is not None for t in profile.tests)
+        self._has_buffered_sync = any(not t.direct and (t.sync or t.total) is not None
+                                      for t in profile.tests)
         self.write_busy_s = 0.0
         self.flush_busy_s = 0.0
 
     # ---- latency tables ------------------------------------------------------------
-    def sampler(self, component: str, op: str, size: int, direct: bool) -> Sampler:
+    def sampler(self, component: str, op: str, size: int, direct: bool) -> Sampler | SumSampler:
         s = self._by_request.get((component, op, size, direct))
         if s is not None:
             return s
@@ -90,6 +110,13 @@ class Device:
                            f"({PAGE_CACHE_WRITE_US:g} µs + size at {PAGE_CACHE_GBPS:g} GB/s)")
             mean_ns = PAGE_CACHE_WRITE_US * 1e3 + key[2] / PAGE_CACHE_GBPS
             s = self._samplers[key] = Sampler(LatencySummary.mean_only(mean_ns), self.rng)
+        if s is None and component == "sync" and not direct and not self._has_buffered_sync:
+            # fsync of a buffered file first writes its dirty pages back, then flushes:
+            # the O_DIRECT write of the same size plus the sync that follows one.
+            self.notes.add("sync after buffered writes not in profile: write-back (the "
+                           "O_DIRECT write) + the sync after an O_DIRECT write assumed")
+            s = self._samplers[key] = SumSampler(self.sampler("write", "none", key[2], True),
+                                                 self.sampler("sync", op, key[2], True))
         if s is None:
             summary, note = self.profile.resolve(component, op, key[2], direct)
             # size substitutions are routine (profiles hold a few sizes); report the rest
