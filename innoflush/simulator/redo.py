@@ -11,6 +11,7 @@ and syncs for everybody queued behind it (log_write_up_to).
 from __future__ import annotations
 
 REDO_BLOCK = 512
+LOG_WRITE_MAX_SIZE = 4096  # INNODB_LOG_WRITE_MAX_SIZE_DEFAULT (log0constants.h)
 CHECKPOINT_WRITE_BYTES = 4096
 
 
@@ -53,13 +54,19 @@ def redo_sync(srv, upto: int):
 
 
 def log_writer(srv):
-    """MySQL 8.0's log_writer thread: writes as soon as there is something to write."""
+    """MySQL 8.0's log_writer thread: writes as soon as there is something to write.
+
+    Following the links of the recent-written buffer it stops once it has at least
+    innodb_log_write_max_size (4 KB) to write (log0write.cc), so a write covers whole
+    mini-transactions of about 4 KB: heavy redo means many writes, each counted.
+    """
+    chunk = max(LOG_WRITE_MAX_SIZE, srv.workload.redo_bytes_per_trx)
     while True:
         if srv.lsn <= srv.write_lsn:
             srv.writer_wakeup = srv.env.event()
             yield srv.writer_wakeup
             continue
-        yield from redo_write(srv, srv.lsn)
+        yield from redo_write(srv, min(srv.lsn, srv.write_lsn + chunk))
         if srv.trx_commit == 1 and srv.flusher_wakeup is not None \
                 and not srv.flusher_wakeup.triggered:
             srv.flusher_wakeup.succeed()
