@@ -12,6 +12,7 @@ from __future__ import annotations
 
 REDO_BLOCK = 512
 LOG_WRITE_MAX_SIZE = 4096  # INNODB_LOG_WRITE_MAX_SIZE_DEFAULT (log0constants.h)
+THREAD_WAKEUP_S = 20e-6    # futex wake to running: a typical Linux scheduling delay
 CHECKPOINT_WRITE_BYTES = 4096
 
 
@@ -79,6 +80,8 @@ def log_flusher(srv):
             if srv.flushed_lsn >= srv.write_lsn:
                 srv.flusher_wakeup = srv.env.event()
                 yield srv.flusher_wakeup
+                # a woken thread runs some µs later; writes finished by then join the sync
+                yield srv.env.timeout(THREAD_WAKEUP_S)
                 continue
         else:
             yield srv.env.timeout(srv.config.innodb_flush_log_at_timeout)
