@@ -83,8 +83,13 @@ class LatencySummary:
             raise ProfileError(f"{where}: mean_ns is not a number") from None
         if not math.isfinite(mean) or mean < 0:
             raise ProfileError(f"{where}: mean_ns must be a finite number >= 0")
-        kw = {"count": int(d.get("count", 0)), "mean_ns": mean,
-              "shape": d.get("shape", SHAPE_QUANTILES)}
+        try:
+            count = int(d.get("count", 0))
+        except (TypeError, ValueError):
+            raise ProfileError(f"{where}: count is not an integer") from None
+        if count < 0:
+            raise ProfileError(f"{where}: count must be >= 0")
+        kw = {"count": count, "mean_ns": mean, "shape": d.get("shape", SHAPE_QUANTILES)}
         if kw["shape"] not in (SHAPE_QUANTILES, SHAPE_MEAN_ONLY):
             raise ProfileError(f"{where}: unknown shape {kw['shape']!r}")
         prev = -1.0
@@ -96,6 +101,8 @@ class LatencySummary:
                 v = float(v)
             except (TypeError, ValueError):
                 raise ProfileError(f"{where}: {name} is not a number") from None
+            if not math.isfinite(v) or v < 0:
+                raise ProfileError(f"{where}: {name} must be a finite number >= 0")
             if v < prev:
                 raise ProfileError(f"{where}: quantiles must not decrease ({name})")
             prev = v
