@@ -1,10 +1,136 @@
-"""`innoflush measure` (placeholder until the probe lands)."""
+"""`innoflush measure PATH`: a thin click wrapper around innoflush.measure.measure()."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
 
 import click
+
+from ..errors import UsageError
+from ..profiles import OPS, save_profile, user_profile_dir
+from ..profiles.model import NAME_RE
+from ..units import parse_list, parse_size
+from .run import (
+    DEFAULT_DURATION_S,
+    DEFAULT_FILE_SIZE,
+    DEFAULT_WARMUP_OPS,
+    DIRECT_MODES,
+    ENGINES,
+    QUICK_DURATION_S,
+    measure,
+    plan_tests,
+    quick_tests,
+)
+
+PROGRESS_AFTER_S = 2.0
+
+
+class _Progress:
+    """'[k/n] test' on stderr, once the run is expected to (or does) last over ~2 s."""
+
+    def __init__(self, n_tests: int, per_test_s: float | None):
+        self.start = time.monotonic()
+        est = (per_test_s or 0) * n_tests
+        self.eager = est > PROGRESS_AFTER_S
+        self.shown = False
+
+    def __call__(self, k: int, n: int, label: str) -> None:
+        if self.eager or time.monotonic() - self.start > PROGRESS_AFTER_S:
+            click.echo(f"\r\033[K[{k}/{n}] {label}", err=True, nl=False)
+            self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            click.echo("\r\033[K", err=True, nl=False)
+
+
+def _int(text: str) -> int:
+    return int(text)
 
 
 @click.command("measure")
 @click.argument("path")
-def measure_command(path: str) -> None:
-    """Measure write and sync latency of the storage under directory PATH."""
-    raise click.ClickException("not implemented yet")
+@click.option("--quick", is_flag=True,
+              help="Short preset: 16k and 2M, every op, O_DIRECT, plus buffered 16k "
+                   f"fsync/fdatasync; {QUICK_DURATION_S:g} s per test.")
+@click.option("--sizes", default=None, metavar="LIST",
+              help="Write sizes, e.g. 4k,16k,2M (default 4k,16k,2M).")
+@click.option("--ops", default=None, metavar="LIST",
+              help=f"Operations among {','.join(OPS)} (default all).")
+@click.option("--direct", type=click.Choice(DIRECT_MODES), default=None,
+              help="O_DIRECT tests, buffered tests, or both (default both).")
+@click.option("--jobs", default=None, metavar="LIST",
+              help="Concurrent writers per test, e.g. 1,4 (default 1).")
+@click.option("--duration", type=float, default=None, metavar="SECONDS",
+              help=f"Time per test (default {DEFAULT_DURATION_S:g}, "
+                   f"{QUICK_DURATION_S:g} with --quick).")
+@click.option("--count", type=int, default=None, metavar="N",
+              help="Measured ops per job per test, instead of --duration.")
+@click.option("--warmup", type=int, default=DEFAULT_WARMUP_OPS, show_default=True,
+              metavar="N", help="Ops dropped at the start of each test, per job.")
+@click.option("--file-size", "file_size", default="64M", show_default=True, metavar="SIZE",
+              help="Probe file region each job writes through (wrapping around).")
+@click.option("--engine", type=click.Choice(ENGINES), default="builtin", show_default=True,
+              help="Measure with the built-in probe or with fio.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (keys in the README).")
+@click.option("--save", "save_name", default=None, metavar="NAME",
+              help="Also save the result as device profile NAME.")
+@click.option("--force", is_flag=True, help="With --save, replace an existing profile.")
+def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
+                    direct: str | None, jobs: str | None, duration: float | None,
+                    count: int | None, warmup: int, file_size: str, engine: str,
+                    as_json: bool, save_name: str | None, force: bool) -> None:
+    """Measure write and sync latency of the storage under directory PATH.
+
+    Writes a probe file it creates in PATH (removed at the end, also on Ctrl-C), and
+    reports write, fsync, fdatasync and O_DSYNC latency percentiles, the device's facts
+    and whether its write cache looks power-loss protected.
+    """
+    if quick and any(v is not None for v in (sizes, ops, direct, jobs)):
+        raise UsageError("--quick is a preset: it cannot be combined with --sizes, --ops, "
+                         "--direct or --jobs")
+    if duration is not None and count is not None:
+        raise UsageError("give --duration or --count, not both")
+    if quick:
+        specs = quick_tests()
+    else:
+        specs = plan_tests(
+            parse_list(sizes, parse_size) if sizes else (4096, 16384, 2 * 1024 * 1024),
+            parse_list(ops) if ops else OPS,
+            direct or "both",
+            parse_list(jobs, _int) if jobs else (1,))
+    if count is None and duration is None:
+        duration = QUICK_DURATION_S if quick else DEFAULT_DURATION_S
+    fsize = parse_size(file_size) if file_size else DEFAULT_FILE_SIZE
+
+    if save_name is not None:
+        if not NAME_RE.match(save_name):
+            raise UsageError(f"bad profile name {save_name!r}: use lowercase letters, "
+                             "digits, '.', '_' and '-'")
+        if (user_profile_dir() / f"{save_name}.json").exists() and not force:
+            raise UsageError(f"profile {save_name!r} already exists "
+                             "(use --force to replace it)")
+
+    progress = None
+    if not as_json and sys.stderr.isatty():
+        progress = _Progress(len(specs), duration)
+    try:
+        result = measure(path, tests=specs, duration_s=duration, count=count,
+                         warmup_ops=warmup, file_size=fsize, engine=engine, quick=quick,
+                         progress=progress)
+    finally:
+        if progress is not None:
+            progress.done()
+
+    saved = None
+    if save_name is not None:
+        saved = save_profile(result.to_profile(save_name), overwrite=force)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        from .report import render
+        click.echo(render(result))
+        if saved is not None:
+            click.echo(f"\nSaved as device profile {save_name!r}: {saved}")

@@ -27,6 +27,7 @@ TOP_KEYS = {"schema", "name", "title", "provenance", "device", "plp_verdict", "t
 
 @dataclass(frozen=True)
 class TestKey:
+    __test__ = False  # not a pytest test class
     op: str
     write_bytes: int
     direct: bool
@@ -36,6 +37,8 @@ class TestKey:
 @dataclass
 class ProfileTest:
     """One probe configuration and what it measured."""
+
+    __test__ = False  # not a pytest test class
 
     op: str
     write_bytes: int
