@@ -1,0 +1,91 @@
+"""The advisor as one library call: facts, sampling, rules, fit, prediction, report."""
+
+from __future__ import annotations
+
+from .facts import filesystem_of, gather_facts, local_datadir, same_filesystem
+from .fit import fit_workload
+from .predict import predict_findings
+from .report import build_report
+from .rules import Context, device_from_profile, evaluate
+from .sampling import combine, observe, sample
+
+# Keyword arguments for innoflush.measure.measure_profile; None: its --quick preset.
+MEASURE_KW: dict | None = None
+
+
+def measure_device(datadir: str):
+    """Probe the datadir's filesystem now (innoflush.measure, --quick preset): the files
+    it writes are its own, in the datadir, and removed. Returns (DeviceFacts, profile)."""
+    from ..errors import UsageError
+
+    try:
+        from .. import measure
+    except ImportError:
+        measure = None
+    probe = getattr(measure, "measure_profile", None) if measure else None
+    if probe is None:
+        raise UsageError("--measure is not available in this build (the device probe "
+                         "innoflush.measure.measure_profile is missing): measure with "
+                         "`innoflush measure DIR` and pass --profile")
+    kw = MEASURE_KW
+    if kw is None:
+        from ..measure.run import QUICK_DURATION_S
+        kw = {"tests": measure.quick_tests(), "duration_s": QUICK_DURATION_S, "quick": True}
+    profile = probe(datadir, "advise-measured", "measured now in the server's datadir", **kw)
+    return device_from_profile(profile, source="measure"), profile
+
+
+def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10.0,
+           samples: int = 1, profile=None, measure: bool = False, durability: str = "strict",
+           connections: int | None = None, predict: bool = True, seed: int = 1,
+           cpu_cores: int | None = None, progress=None) -> dict:
+    """Read the server, sample its counters, evaluate the rules; the report as a dict."""
+    warnings: list[str] = []
+    facts = gather_facts(session)
+    datadir = local_datadir(facts, is_local)
+    datadir_fs = filesystem_of(datadir) if datadir else None
+    dblwr_same = None
+    if facts.doublewrite_dir and datadir:
+        dblwr_same = same_filesystem(datadir, facts.doublewrite_dir)
+    device = None
+    if profile is not None:
+        device = device_from_profile(profile)
+    elif measure:
+        from ..errors import UsageError
+
+        if not datadir:
+            raise UsageError("--measure needs the server's datadir on this host (connect "
+                             "through localhost or its socket, as a user that can read "
+                             f"{facts.datadir or 'the datadir'}); otherwise use --profile")
+        device, profile = measure_device(datadir)
+        warnings.append("--measure ran while the server was running: the latencies include "
+                        "contention with its own I/O")
+    intervals = sample(session, interval_s, samples, progress=progress)
+    for iv in intervals:
+        if not iv.valid:
+            warnings.append(f"interval {iv.index + 1} ignored: {iv.problem}")
+    total = combine(intervals)
+    redo_wt = (facts.flush_method == "O_DSYNC"
+               or str(facts.variables.get("innodb_log_file_write_through", "")).upper() == "ON")
+    observed = observe(total, facts.product, facts.log_bin, facts.trx_commit,
+                       facts.flush_log_at_timeout, redo_wt,
+                       intervals=sum(1 for iv in intervals if iv.valid))
+    if facts.replica_status_readable is False:
+        warnings.append("replica status not readable (missing REPLICATION CLIENT / SLAVE "
+                        "MONITOR privilege): role taken from read_only")
+    ctx = Context(facts=facts, observed=observed, device=device, durability=durability,
+                  datadir_fs=datadir_fs, doublewrite_same_fs=dblwr_same)
+    ev = evaluate(ctx)
+    fit = combined = None
+    if profile is not None and predict:
+        if observed.commits > 0:
+            fit = fit_workload(facts, observed, profile, connections=connections,
+                               cpu_cores=cpu_cores, seed=seed)
+            combined = predict_findings(ev.findings, fit, profile, seed=seed)
+        else:
+            ev.cannot_judge.append("predicted effects: no write transactions were committed "
+                                   "during the interval, so there is no workload to fit")
+    return build_report(facts=facts, conn_public=conn_public, datadir_fs=datadir_fs,
+                        device=device, durability=durability, interval_s=interval_s,
+                        samples=samples, intervals=intervals, observed=observed, fit=fit,
+                        evaluation=ev, combined=combined, warnings=warnings)

@@ -1,0 +1,137 @@
+"""`innoflush advise`: read a live MySQL/MariaDB and recommend durability settings."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import InnoflushError, UsageError
+from .connect import ConnectError, connect, resolve_options, scrub
+from .report import render_text, to_json
+
+EXIT_RECOMMENDATIONS = 3
+
+HELP = """Read a live MySQL/MariaDB server and recommend innodb_flush_method,
+innodb_flush_log_at_trx_commit, sync_binlog, innodb_use_fdatasync and innodb_doublewrite,
+with the evidence (SHOW GLOBAL STATUS deltas over --interval), the predicted effect
+(simulated on the device profile) and the risk. Read-only: it sends SELECT and SHOW only.
+
+\b
+Password: --ask-password (prompt), the [client] section of --defaults-file or
+~/.my.cnf, or MYSQL_PWD. There is no --password option (it would show in the
+process list); the password is never printed or stored.
+
+\b
+Exit codes:
+  0    nothing to change
+  3    recommendations made
+  2    usage or connection error (bad option, unreachable server, access denied,
+       missing privilege)
+  1    other failure (no InnoDB on the server, server restarted or counters reset
+       in every interval, lost connection)
+  130  interrupted (Ctrl-C)
+"""
+
+
+def _progress(enabled: bool, samples: int):
+    if not enabled:
+        return None
+
+    def show(i: int, frac: float) -> None:
+        click.echo(f"\rsampling interval {i + 1}/{samples}: {frac:4.0%}", err=True, nl=False)
+        if frac >= 1.0 and i + 1 == samples:
+            click.echo("", err=True)
+    return show
+
+
+@click.command("advise", help=HELP)
+@click.option("--host", "-H", default=None, help="Server host (default: localhost).")
+@click.option("--port", "-P", type=int, default=None, help="Server port (default: 3306).")
+@click.option("--socket", "-S", default=None, help="Unix socket file.")
+@click.option("--user", "-u", default=None, help="User (default: the login name).")
+@click.option("--defaults-file", type=click.Path(dir_okay=False), default=None,
+              help="MySQL option file; its [client] section gives user, password, host, "
+                   "port, socket (instead of ~/.my.cnf).")
+@click.option("--ask-password", is_flag=True,
+              help="Prompt for the password (there is no -p/--password: a password on the "
+                   "command line shows in the process list).")
+@click.option("--ssl-ca", default=None, help="CA certificate file (TLS).")
+@click.option("--ssl-cert", default=None, help="Client certificate file (TLS).")
+@click.option("--ssl-key", default=None, help="Client key file (TLS).")
+@click.option("--connect-timeout", type=float, default=10.0, show_default=True,
+              help="Seconds to wait for the connection.")
+@click.option("--interval", type=float, default=10.0, show_default=True,
+              help="Seconds between the two SHOW GLOBAL STATUS snapshots (>= 1).")
+@click.option("--samples", type=int, default=1, show_default=True,
+              help="Consecutive intervals to sample.")
+@click.option("--profile", "profile_ref", default=None,
+              help="Device profile of the datadir's storage: a name (`innoflush profiles "
+                   "list`) or a JSON file.")
+@click.option("--measure", is_flag=True,
+              help="Measure the datadir's device now (server on this host only).")
+@click.option("--durability", type=click.Choice(["strict", "relaxed"]), default="strict",
+              show_default=True,
+              help="strict: trx_commit=1, sync_binlog=1; relaxed: trx_commit=2 (loses up to "
+                   "innodb_flush_log_at_timeout s in an OS crash).")
+@click.option("--connections", type=int, default=None,
+              help="Concurrent connections of the workload, for the fit (default: average "
+                   "Threads_running).")
+@click.option("--cpu-cores", type=int, default=None,
+              help="Server CPU cores, for the fit (default: this host's).")
+@click.option("--no-predict", is_flag=True, help="Skip the simulated predictions.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Simulation seed.")
+@click.option("--json", "as_json", is_flag=True, help="JSON output (keys in the README).")
+def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca, ssl_cert,
+                   ssl_key, connect_timeout, interval, samples, profile_ref, measure,
+                   durability, connections, cpu_cores, no_predict, seed, as_json) -> None:
+    import pymysql
+
+    from ..profiles import load_profile
+    from .advise import advise
+
+    if interval < 1:
+        raise UsageError(f"--interval must be at least 1 second (got {interval:g})")
+    if samples < 1:
+        raise UsageError(f"--samples must be at least 1 (got {samples})")
+    if connections is not None and connections < 1:
+        raise UsageError("--connections must be at least 1")
+    if cpu_cores is not None and cpu_cores < 1:
+        raise UsageError("--cpu-cores must be at least 1")
+    if profile_ref and measure:
+        raise UsageError("give --profile or --measure, not both")
+    profile = load_profile(profile_ref) if profile_ref else None
+    opts = resolve_options(host=host, port=port, socket=socket, user=user,
+                           defaults_file=defaults_file, ask_password=ask_password,
+                           ssl_ca=ssl_ca, ssl_cert=ssl_cert, ssl_key=ssl_key,
+                           connect_timeout=connect_timeout, prompt=_prompt)
+    session = connect(opts)
+    try:
+        report = advise(session, conn_public=opts.public(), is_local=opts.is_local,
+                        interval_s=interval, samples=samples, profile=profile,
+                        measure=measure, durability=durability, connections=connections,
+                        predict=not no_predict, seed=seed, cpu_cores=cpu_cores,
+                        progress=_progress(not as_json and sys.stderr.isatty(), samples))
+    except pymysql.err.MySQLError as exc:
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+        if code in (2006, 2013, 2014):
+            raise InnoflushError(f"lost the connection to {opts.target} (server restarted or "
+                                 "went away?)") from None
+        detail = scrub(str(exc.args[1]) if len(exc.args) > 1 else str(exc), opts.password)
+        if code in (1227, 1142, 1044):
+            raise ConnectError(f"missing privilege at {opts.target}: {detail}") from None
+        raise InnoflushError(f"server error at {opts.target}: {detail}"
+                             + (f" (error {code})" if code else "")) from None
+    finally:
+        session.close()
+    click.echo(to_json(report) if as_json else render_text(report), nl=False)
+    if report["exit_code"] == EXIT_RECOMMENDATIONS:
+        sys.exit(EXIT_RECOMMENDATIONS)
+
+
+def _prompt(text: str) -> str:
+    try:
+        return click.prompt(text, hide_input=True, default="", show_default=False,
+                            err=True)
+    except click.exceptions.Abort:
+        raise KeyboardInterrupt from None

@@ -1,0 +1,266 @@
+"""The advice as a readable report (tabulate) and as JSON.
+
+JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
+
+- ``schema``: "innoflush.advice/1".
+- ``exit_code``: 0 nothing to change, 3 recommendations made.
+- ``server``: ``title``, ``product`` (mysql|percona|mariadb), ``version``,
+  ``version_comment``, ``sim_flavor`` (simulator flavor), ``role``
+  (primary|replica|galera|read-only), ``role_detail``, ``datadir``, ``datadir_filesystem``
+  (null unless the server runs on this host), ``connection`` {``target``, ``user``,
+  ``tls``, ``password_source``} — never the password.
+- ``settings``: ``innodb_flush_method`` (effective; MariaDB 11 derived from
+  innodb_doublewrite / innodb_data_file_*), ``flush_method_source``,
+  ``innodb_flush_log_at_trx_commit``, ``innodb_flush_log_at_timeout``, ``log_bin``,
+  ``sync_binlog``, ``innodb_doublewrite``, ``innodb_use_fdatasync`` (null: no such
+  variable), ``innodb_io_capacity``, ``innodb_io_capacity_max``, ``redo_capacity_bytes``,
+  ``innodb_buffer_pool_size``, ``variables`` (the raw values read).
+- ``device``: null without ``--profile``/``--measure``; else ``name``, ``title``,
+  ``source`` (profile|measure), ``class``, ``plp``, ``verdict``,
+  ``o_direct_no_fsync_safe``, ``reasons``, ``filesystem``, ``fsync_median_us``,
+  ``fdatasync_median_us``, ``fsync_exact``, ``fdatasync_exact``, ``atomic_writes``.
+- ``durability``: strict|relaxed.
+- ``sampling``: ``interval_s``, ``samples``, ``intervals`` [{``index``, ``seconds``,
+  ``valid``, ``problem``, ``deltas``}].
+- ``observed``: ``seconds``, ``intervals``, ``commits``, ``commits_per_s``,
+  ``commits_source``, ``commits_note``, ``data_fsyncs_per_s``, ``data_writes_per_s``,
+  ``data_fsyncs_per_data_write``, ``data_writes_include_redo``, ``redo_syncs_per_s``,
+  ``redo_syncs_source``, ``other_fsyncs_per_s``, ``log_writes_per_commit``,
+  ``os_log_fsyncs_per_commit``, ``redo_bytes_per_commit``, ``commits_per_redo_sync``,
+  ``binlog_commits_per_group``, ``binlog_bytes_per_commit``, ``dblwr_writes_per_s``,
+  ``dblwr_pages_per_s``, ``dblwr_pages_per_write``, ``pages_written_per_s``,
+  ``pages_flushed_per_s``, ``page_writes_per_commit``, ``pages_dirtied_per_commit``,
+  ``rows_inserted_per_commit``,
+  ``threads_running_avg``, ``pending_fsyncs_max``, ``pending_fsyncs_avg``, ``deltas``
+  (counter deltas summed over the valid intervals), ``notes``.
+- ``fit``: null when nothing was simulated; else ``config`` (simulator ServerConfig),
+  ``workload`` (fitted Workload), ``observed_tps``, ``simulated_tps``, ``converged``,
+  ``steps``, ``sim_duration_s``, ``wall_s``, ``assumptions``.
+- ``findings``: [{``id`` (flush-method|trx-commit|sync-binlog|use-fdatasync|
+  doublewrite), ``severity`` (data-safety|durability|performance), ``setting``,
+  ``current``, ``recommended``, ``why`` [..], ``risk``, ``restart_needed``, ``my_cnf``
+  [lines for the [mysqld] section], ``set_global`` [statements to apply a dynamic change
+  now; innoflush never runs them], ``predicted``: null or {``current``, ``recommended``:
+  {``tps``, ``commit_latency_p50_ms``, ``commit_latency_p99_ms``, ``data_fsyncs_per_s``,
+  ``syncs_per_s``}, ``change``: {``tps_pct``, ``commit_latency_p50_pct``,
+  ``commit_latency_p99_pct``, ``data_fsyncs_per_s_pct``}, ``sim`` {``profile``,
+  ``duration_s``, ``seed``, ``changes``, ``fit_converged``}}}], most severe first.
+- ``combined_prediction``: all recommendations at once (same shape as ``predicted``), or
+  null when fewer than two are simulated.
+- ``cannot_judge``: what could not be decided and what would decide it.
+- ``notes``: checks that passed or did not apply; ``warnings``: problems met on the way
+  (invalid intervals, missing privileges).
+"""
+
+from __future__ import annotations
+
+import json
+
+from tabulate import tabulate
+
+from ..units import format_size
+
+SCHEMA = "innoflush.advice/1"
+
+
+def build_report(*, facts, conn_public: dict, datadir_fs, device, durability: str,
+                 interval_s: float, samples: int, intervals, observed, fit, evaluation,
+                 combined, warnings: list[str]) -> dict:
+    findings = [f.to_dict() for f in evaluation.findings]
+    return {
+        "schema": SCHEMA,
+        "exit_code": 3 if findings else 0,
+        "server": {
+            "title": facts.title, "product": facts.product, "version": facts.version,
+            "version_comment": facts.version_comment, "sim_flavor": facts.sim_flavor,
+            "role": facts.role, "role_detail": facts.role_detail, "datadir": facts.datadir,
+            "datadir_filesystem": datadir_fs, "connection": conn_public,
+        },
+        "settings": {
+            "innodb_flush_method": facts.flush_method,
+            "flush_method_source": facts.flush_method_source,
+            "innodb_flush_log_at_trx_commit": facts.trx_commit,
+            "innodb_flush_log_at_timeout": facts.flush_log_at_timeout,
+            "log_bin": facts.log_bin, "sync_binlog": facts.sync_binlog,
+            "innodb_doublewrite": facts.doublewrite,
+            "innodb_use_fdatasync": facts.use_fdatasync,
+            "innodb_io_capacity": facts.io_capacity,
+            "innodb_io_capacity_max": facts.io_capacity_max,
+            "redo_capacity_bytes": facts.redo_capacity_bytes,
+            "innodb_buffer_pool_size": facts.buffer_pool_bytes,
+            "variables": facts.variables,
+        },
+        "device": device.to_dict() if device else None,
+        "durability": durability,
+        "sampling": {"interval_s": interval_s, "samples": samples,
+                     "intervals": [iv.to_dict() for iv in intervals]},
+        "observed": observed.to_dict() if observed else None,
+        "fit": fit.to_dict() if fit else None,
+        "findings": findings,
+        "combined_prediction": combined,
+        "cannot_judge": list(evaluation.cannot_judge),
+        "notes": list(facts.notes) + list(evaluation.notes),
+        "warnings": list(warnings),
+    }
+
+
+def to_json(report: dict) -> str:
+    return json.dumps(report, indent=2, sort_keys=False, default=str) + "\n"
+
+
+def _v(x, digits=2):
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "ON" if x else "OFF"
+    if isinstance(x, float):
+        return f"{x:,.{digits}f}"
+    return str(x)
+
+
+def _yes_no(x) -> str:
+    return "unknown" if x is None else ("yes" if x else "no")
+
+
+def _pct(x):
+    return "-" if x is None else f"{x:+.0f}%"
+
+
+def render_text(r: dict) -> str:
+    out: list[str] = []
+    s = r["server"]
+    st = r["settings"]
+    out.append(f"innoflush advise — {s['title']} ({s['version']}) at "
+               f"{s['connection']['target']} as {s['connection']['user']}")
+    out.append(f"role: {s['role']} ({s['role_detail']}); simulator flavor {s['sim_flavor']}"
+               + (f"; datadir {s['datadir']} on {s['datadir_filesystem']}"
+                  if s.get("datadir_filesystem") else ""))
+    d = r["device"]
+    if d:
+        out.append(f"device: {d['title']} [{d['source']} {d['name']}] — class {d['class']}, "
+                   f"PLP {d['plp']}, cache verdict {d['verdict']}, O_DIRECT_NO_FSYNC safe: "
+                   f"{_yes_no(d['o_direct_no_fsync_safe'])}"
+                   f"; fsync {_v(d['fsync_median_us'], 1)} µs, fdatasync "
+                   f"{_v(d['fdatasync_median_us'], 1)} µs")
+    else:
+        out.append("device: unknown (no --profile / --measure)")
+    out.append(f"durability goal: {r['durability']}")
+    out.append("")
+    rows = [
+        ["innodb_flush_method", st["innodb_flush_method"]
+         + ("" if st["flush_method_source"] == "innodb_flush_method"
+            else f"  ({st['flush_method_source']})")],
+        ["innodb_flush_log_at_trx_commit", st["innodb_flush_log_at_trx_commit"]],
+        ["innodb_flush_log_at_timeout", _v(st["innodb_flush_log_at_timeout"], 0)],
+        ["log_bin / sync_binlog", f"{_v(st['log_bin'])} / {st['sync_binlog']}"],
+        ["innodb_doublewrite", st["innodb_doublewrite"]],
+        ["innodb_use_fdatasync", "(no such variable)" if st["innodb_use_fdatasync"] is None
+         else _v(st["innodb_use_fdatasync"])],
+        ["redo capacity / buffer pool",
+         f"{format_size(st['redo_capacity_bytes']) if st['redo_capacity_bytes'] else '-'} / "
+         f"{format_size(st['innodb_buffer_pool_size']) if st['innodb_buffer_pool_size'] else '-'}"],  # noqa: E501
+    ]
+    out.append(tabulate(rows, headers=["setting", "current"], tablefmt="simple"))
+    out.append("")
+    o = r["observed"]
+    if o:
+        out.append(f"observed over {o['seconds']:.1f} s ({o['intervals']} interval(s)):")
+        orow = [
+            ["commits/s", _v(o["commits_per_s"]), o["commits_source"]],
+            ["Innodb_data_fsyncs/s", _v(o["data_fsyncs_per_s"]),
+             "includes redo syncs"],
+            ["  redo syncs/s", _v(o["redo_syncs_per_s"]), o["redo_syncs_source"]],
+            ["  other (data files, doublewrite)/s", _v(o["other_fsyncs_per_s"]), ""],
+            ["Innodb_data_writes/s", _v(o["data_writes_per_s"]),
+             "includes redo" if o["data_writes_include_redo"] else "excludes redo (MariaDB)"],
+            ["fsyncs per data write", _v(o["data_fsyncs_per_data_write"], 5), ""],
+            ["redo writes per commit", _v(o["log_writes_per_commit"], 3), "Innodb_log_writes"],
+            ["redo fsyncs per commit", _v(o["os_log_fsyncs_per_commit"], 3),
+             "Innodb_os_log_fsyncs"],
+            ["redo bytes per commit", _v(o["redo_bytes_per_commit"], 0),
+             "Innodb_os_log_written"],
+            ["commits per redo sync", _v(o["commits_per_redo_sync"]), "group-commit size"],
+            ["binlog commits per group", _v(o["binlog_commits_per_group"]),
+             "Binlog_commits / Binlog_group_commits"],
+            ["doublewrite writes/s (pages/s)",
+             f"{_v(o['dblwr_writes_per_s'])} ({_v(o['dblwr_pages_per_s'])})", ""],
+            ["pages written/s", _v(o["pages_written_per_s"]), "Innodb_pages_written"],
+            ["page writes per commit", _v(o["page_writes_per_commit"], 3), ""],
+            ["pages dirtied per commit", _v(o["pages_dirtied_per_commit"], 3),
+             "flushed + growth of dirty pages"],
+            ["Threads_running (avg)", _v(o["threads_running_avg"]), "ours excluded"],
+            ["pending fsyncs (max)", _v(o["pending_fsyncs_max"]),
+             "Innodb_data_pending_fsyncs"],
+        ]
+        out.append(tabulate(orow, headers=["figure", "value", "from"], tablefmt="simple"))
+        out.append("")
+    fs = r["findings"]
+    if fs:
+        out.append(f"{len(fs)} recommendation(s):")
+        trow = [[i + 1, f["severity"], f["setting"], f["current"], f["recommended"],
+                 "yes" if f["restart_needed"] else "no"] for i, f in enumerate(fs)]
+        out.append(tabulate(trow, headers=["#", "severity", "setting", "current",
+                                           "recommended", "restart"], tablefmt="simple"))
+        for i, f in enumerate(fs):
+            out.append("")
+            out.append(f"[{i + 1}] {f['setting']}: {f['current']} -> {f['recommended']} "
+                       f"({f['severity']})")
+            for w in f["why"]:
+                out.append(f"    why: {w}")
+            out.append(f"    risk: {f['risk']}")
+            out.append(f"    restart needed: {'yes' if f['restart_needed'] else 'no'}")
+            out.append("    my.cnf [mysqld]: " + "; ".join(f["my_cnf"]))
+            if f["set_global"]:
+                out.append("    to apply now (not run by innoflush): "
+                           + " ".join(f["set_global"]))
+            p = f.get("predicted")
+            if p:
+                caveat = ("" if p["sim"].get("fit_converged", True)
+                          else "; the workload fit did not converge: see below")
+                out.append("    predicted (simulated on "
+                           f"{p['sim']['profile']}, {p['sim']['duration_s']:g} s{caveat}):")
+                out.append(_indent(_pred_table(p), 6))
+    else:
+        out.append("nothing to change.")
+    if r.get("combined_prediction"):
+        out.append("")
+        out.append("all recommendations together (predicted):")
+        out.append(_indent(_pred_table(r["combined_prediction"]), 4))
+    if r["cannot_judge"]:
+        out.append("")
+        out.append("cannot judge:")
+        out += [f"  - {x}" for x in r["cannot_judge"]]
+    if r["notes"]:
+        out.append("")
+        out.append("notes:")
+        out += [f"  - {x}" for x in r["notes"]]
+    if r.get("fit"):
+        fit = r["fit"]
+        out.append("")
+        out.append(f"workload fit ({'converged' if fit['converged'] else 'NOT converged'}, "
+                   f"{fit['steps']} runs of {fit['sim_duration_s']:g} simulated s): "
+                   f"observed {fit['observed_tps']:,.1f} TPS, simulated "
+                   f"{_v(fit['simulated_tps'], 1)} TPS")
+        out += [f"  - {x}" for x in fit["assumptions"]]
+    if r["warnings"]:
+        out.append("")
+        out.append("warnings:")
+        out += [f"  - {x}" for x in r["warnings"]]
+    return "\n".join(out) + "\n"
+
+
+def _indent(text: str, n: int) -> str:
+    pad = " " * n
+    return "\n".join(pad + line for line in text.splitlines())
+
+
+def _pred_table(p: dict) -> str:
+    c, r, ch = p["current"], p["recommended"], p["change"]
+    rows = [["TPS", _v(c["tps"], 1), _v(r["tps"], 1), _pct(ch["tps_pct"])],
+            ["commit p50 ms", _v(c["commit_latency_p50_ms"], 3),
+             _v(r["commit_latency_p50_ms"], 3), _pct(ch["commit_latency_p50_pct"])],
+            ["commit p99 ms", _v(c["commit_latency_p99_ms"], 3),
+             _v(r["commit_latency_p99_ms"], 3), _pct(ch["commit_latency_p99_pct"])],
+            ["Innodb_data_fsyncs/s", _v(c["data_fsyncs_per_s"], 1),
+             _v(r["data_fsyncs_per_s"], 1), _pct(ch["data_fsyncs_per_s_pct"])]]
+    return tabulate(rows, headers=["", "current", "recommended", "change"], tablefmt="simple")

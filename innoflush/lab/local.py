@@ -1,0 +1,394 @@
+"""A MySQL or MariaDB server from the binaries on this host, in a directory of its own.
+
+``LocalServer`` finds ``mariadbd``/``mysqld`` (on PATH, in /usr/sbin, or under a given
+basedir), initialises a fresh datadir in the work directory it is given, starts the server
+with ``--no-defaults`` on 127.0.0.1 and a free port (and a socket in the work directory),
+waits until it accepts connections, and stops it again — always: it is a context manager,
+and ``stop()`` runs on failure and on Ctrl-C too.
+
+    with LocalServer(tmpdir, options=ServerOptions(innodb_flush_method="O_DIRECT")) as srv:
+        conn = srv.connect()           # PyMySQL, root, no password
+
+The server runs in a session of its own, so a Ctrl-C in the terminal reaches us, not it,
+and we shut it down in order (SIGTERM: a clean InnoDB shutdown; SIGKILL after a timeout).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InnoflushError
+
+SERVER_NAMES = ("mariadbd", "mysqld")
+SEARCH_DIRS = ("/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin", "/usr/libexec")
+_SOCKET_MAX = 100  # sun_path is 108 bytes on Linux; leave a margin
+
+
+class ServerError(InnoflushError):
+    """The local server could not be set up, started or stopped."""
+
+
+@dataclass
+class ServerOptions:
+    """Server settings passed on the command line (None: the server's own default)."""
+
+    innodb_flush_method: str | None = None
+    innodb_flush_log_at_trx_commit: int | None = None
+    log_bin: bool = False
+    sync_binlog: int | None = None
+    innodb_buffer_pool_size: str | int | None = "128M"
+    # any other option, as name -> value ("innodb_doublewrite": "OFF") or a bare flag (None)
+    extra: dict[str, str | int | None] = field(default_factory=dict)
+
+    def args(self, flavor: str, version: tuple[int, ...], workdir: Path) -> list[str]:
+        out: list[str] = []
+        if self.innodb_flush_method is not None:
+            out.append(f"--innodb-flush-method={self.innodb_flush_method}")
+        if self.innodb_flush_log_at_trx_commit is not None:
+            out.append(f"--innodb-flush-log-at-trx-commit={self.innodb_flush_log_at_trx_commit}")
+        if self.log_bin:
+            out += [f"--log-bin={workdir / 'binlog'}", "--server-id=1"]
+        elif flavor == "mysql" and version >= (8, 0):
+            out.append("--skip-log-bin")  # on by default in MySQL 8
+        if self.sync_binlog is not None:
+            out.append(f"--sync-binlog={self.sync_binlog}")
+        if self.innodb_buffer_pool_size is not None:
+            out.append(f"--innodb-buffer-pool-size={self.innodb_buffer_pool_size}")
+        for name, value in self.extra.items():
+            opt = "--" + name.lstrip("-").replace("_", "-")
+            out.append(opt if value is None else f"{opt}={value}")
+        return out
+
+
+@dataclass(frozen=True)
+class Binaries:
+    server: Path
+    install_db: Path | None   # mariadb-install-db; None for MySQL (mysqld --initialize)
+    flavor: str               # "mariadb" or "mysql"
+    version: tuple[int, ...]
+    version_text: str
+
+
+def _version_of(server: Path) -> tuple[str, tuple[int, ...], str]:
+    try:
+        out = subprocess.run([str(server), "--no-defaults", "--version"], capture_output=True,
+                             text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ServerError(f"cannot run {server} --version: {exc}") from None
+    text = (out.stdout or out.stderr).strip()
+    m = re.search(r"Ver\s+(\d+)\.(\d+)\.(\d+)", text)
+    if not m:
+        raise ServerError(f"{server}: cannot read its version from {text[:200]!r}")
+    flavor = "mariadb" if "mariadb" in text.lower() else "mysql"
+    return flavor, tuple(int(g) for g in m.groups()), text
+
+
+def find_binaries(basedir: str | os.PathLike | None = None) -> Binaries:
+    """The server binary (and MariaDB's install-db), from basedir or PATH and /usr/sbin."""
+    if basedir is not None:
+        base = Path(basedir)
+        dirs = [base / "bin", base / "sbin", base / "libexec", base]
+    else:
+        dirs = [Path(d) for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+        dirs += [Path(d) for d in SEARCH_DIRS]
+    server = None
+    for name in SERVER_NAMES:
+        for d in dirs:
+            cand = d / name
+            if cand.is_file() and os.access(cand, os.X_OK):
+                server = cand
+                break
+        if server:
+            break
+    if server is None:
+        where = str(basedir) if basedir is not None else "PATH or " + ", ".join(SEARCH_DIRS)
+        raise ServerError(f"no mariadbd or mysqld found in {where}: install the MariaDB or "
+                          "MySQL server package (e.g. apt-get install mariadb-server) or "
+                          "give the server's basedir")
+    flavor, version, text = _version_of(server)
+    install_db = None
+    if flavor == "mariadb":
+        search = dirs + [server.parent, Path("/usr/bin")]
+        for name in ("mariadb-install-db", "mysql_install_db"):
+            for d in search:
+                cand = d / name
+                if cand.is_file() and os.access(cand, os.X_OK):
+                    install_db = cand
+                    break
+            if install_db:
+                break
+        if install_db is None:
+            raise ServerError(f"{server} is MariaDB but mariadb-install-db was not found "
+                              "next to it or on PATH")
+    return Binaries(server, install_db, flavor, version, text)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def is_listening(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def tail(path: Path, lines: int = 15) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no error log)"
+    rows = [r for r in text.splitlines() if r.strip()]
+    return " | ".join(rows[-lines:]) if rows else "(error log is empty)"
+
+
+class LocalServer:
+    """One server process on a fresh datadir under ``workdir``; stop() is idempotent."""
+
+    HOST = "127.0.0.1"
+
+    def __init__(self, workdir: str | os.PathLike, options: ServerOptions | None = None,
+                 basedir: str | os.PathLike | None = None, port: int | None = None,
+                 start_timeout_s: float = 60.0, stop_timeout_s: float = 60.0,
+                 remove_on_stop: bool = False):
+        self.workdir = Path(workdir).absolute()
+        self.options = options or ServerOptions()
+        self.basedir = basedir
+        self.requested_port = port
+        self.port: int | None = port
+        self.start_timeout_s = start_timeout_s
+        self.stop_timeout_s = stop_timeout_s
+        self.remove_on_stop = remove_on_stop
+        self.datadir = self.workdir / "data"
+        self.error_log = self.workdir / "error.log"
+        self.pid_file = self.workdir / "mysqld.pid"
+        self.socket = str(self.workdir / "mysqld.sock")
+        self._socket_dir: str | None = None
+        self.binaries: Binaries | None = None
+        self.proc: subprocess.Popen | None = None
+        self._out = None
+
+    # ---- facts ---------------------------------------------------------------------
+    @property
+    def flavor(self) -> str:
+        return self.binaries.flavor if self.binaries else "unknown"
+
+    @property
+    def version(self) -> tuple[int, ...]:
+        return self.binaries.version if self.binaries else ()
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def is_running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    # ---- set up ----------------------------------------------------------------------
+    def _prepare_dir(self) -> None:
+        try:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            probe = self.workdir / ".innoflush-write-test"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise ServerError(f"work directory {self.workdir} is not writable: "
+                              f"{exc.strerror or exc}") from None
+        if self.datadir.exists() and any(self.datadir.iterdir()):
+            raise ServerError(f"datadir {self.datadir} already exists and is not empty: "
+                              "give an empty work directory")
+        if len(self.socket) > _SOCKET_MAX:
+            self._socket_dir = tempfile.mkdtemp(prefix="innoflush-")
+            self.socket = os.path.join(self._socket_dir, "mysqld.sock")
+
+    def _user_args(self) -> list[str]:
+        return ["--user=root"] if os.geteuid() == 0 else []
+
+    def initialize(self) -> None:
+        b = self.binaries
+        assert b is not None
+        log = self.workdir / "initialize.log"
+        if b.flavor == "mariadb":
+            cmd = [str(b.install_db), "--no-defaults", "--auth-root-authentication-method=normal",
+                   f"--datadir={self.datadir}", "--skip-test-db", *self._user_args()]
+            if self.basedir is not None:
+                cmd.append(f"--basedir={self.basedir}")
+        else:
+            cmd = [str(b.server), "--no-defaults", "--initialize-insecure",
+                   f"--datadir={self.datadir}", f"--log-error={log}", *self._user_args()]
+            if self.basedir is not None:
+                cmd.append(f"--basedir={self.basedir}")
+        try:
+            with open(log, "ab") as out:
+                rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, timeout=300,
+                                    start_new_session=True, check=False).returncode
+        except subprocess.TimeoutExpired:
+            raise ServerError(f"initialising {self.datadir} took over 300 s; "
+                              f"log: {tail(log)}") from None
+        except OSError as exc:
+            raise ServerError(f"cannot run {cmd[0]}: {exc}") from None
+        if rc != 0:
+            raise ServerError(f"initialising the datadir failed (exit {rc}): {tail(log)}")
+
+    def command(self) -> list[str]:
+        b = self.binaries
+        assert b is not None and self.port is not None
+        cmd = [str(b.server), "--no-defaults", f"--datadir={self.datadir}",
+               f"--port={self.port}", f"--socket={self.socket}", "--skip-networking=0",
+               f"--bind-address={self.HOST}", f"--pid-file={self.pid_file}",
+               f"--log-error={self.error_log}", *self._user_args()]
+        if self.basedir is not None:
+            cmd.append(f"--basedir={self.basedir}")
+        if b.flavor == "mysql" and b.version >= (8, 0):
+            cmd.append("--mysqlx=OFF")  # else every server wants port 33060
+        cmd += self.options.args(b.flavor, b.version, self.workdir)
+        return cmd
+
+    def start(self) -> LocalServer:
+        """Find, initialise and start; returns when the server accepts connections."""
+        if self.is_running():
+            return self
+        self.binaries = find_binaries(self.basedir)
+        self._prepare_dir()
+        if self.requested_port is not None and port_in_use(self.requested_port, self.HOST):
+            raise ServerError(f"port {self.requested_port} on {self.HOST} is in use: choose "
+                              "another port or leave it out to get a free one")
+        try:
+            self.initialize()
+            attempts = 1 if self.requested_port is not None else 3
+            for attempt in range(attempts):
+                if self.requested_port is None:
+                    self.port = free_port(self.HOST)
+                try:
+                    self._launch()
+                    self._wait_ready()
+                    return self
+                except ServerError:
+                    in_use = "already in use" in tail(self.error_log, 40).lower()
+                    self._terminate()
+                    if not in_use or attempt == attempts - 1:
+                        if in_use:
+                            raise ServerError(f"port {self.port} on {self.HOST} is in use "
+                                              f"(server log: {tail(self.error_log, 5)})") \
+                                from None
+                        raise
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _launch(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.pid_file.unlink()
+        self._out = open(self.workdir / "server.out", "ab")  # noqa: SIM115 - closed in stop
+        try:
+            self.proc = subprocess.Popen(self.command(), stdout=self._out,
+                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         start_new_session=True)
+        except OSError as exc:
+            raise ServerError(f"cannot start {self.binaries.server}: {exc}") from None
+
+    def _wait_ready(self) -> None:
+        import pymysql
+
+        deadline = time.monotonic() + self.start_timeout_s
+        last = ""
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise ServerError(f"the server exited with code {self.proc.returncode} while "
+                                  f"starting: {tail(self.error_log)}")
+            try:
+                conn = pymysql.connect(host=self.HOST, port=self.port, user="root",
+                                       password="", connect_timeout=2, autocommit=None)
+                conn.close()
+                return
+            except pymysql.err.MySQLError as exc:
+                last = str(exc)
+            time.sleep(0.1)
+        raise ServerError(f"the server did not accept connections within "
+                          f"{self.start_timeout_s:.0f} s ({last}): {tail(self.error_log)}")
+
+    # ---- use -------------------------------------------------------------------------
+    def connect(self, user: str = "root", password: str = "", **kw):
+        import pymysql
+
+        if not self.is_running():
+            raise ServerError("the server is not running")
+        kw.setdefault("autocommit", True)
+        return pymysql.connect(host=self.HOST, port=self.port, user=user, password=password,
+                               **kw)
+
+    # ---- stop ------------------------------------------------------------------------
+    def _terminate(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)  # clean shutdown, as mysqladmin shutdown
+            try:
+                proc.wait(timeout=self.stop_timeout_s)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                proc.wait(timeout=30)
+        self.proc = None
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after stop_timeout_s). Idempotent."""
+        try:
+            self._terminate()
+        except KeyboardInterrupt:
+            # a second Ctrl-C while waiting for the shutdown: do not leave it running
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
+            self.proc = None
+            raise
+        finally:
+            if self._socket_dir:
+                shutil.rmtree(self._socket_dir, ignore_errors=True)
+                self._socket_dir = None
+            if self.remove_on_stop and self.proc is None:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> LocalServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = f"pid {self.pid} port {self.port}" if self.is_running() else "stopped"
+        return f"<LocalServer {self.flavor} {self.workdir} {state}>"
+
+
+__all__ = ["Binaries", "LocalServer", "ServerError", "ServerOptions", "find_binaries",
+           "free_port", "is_listening", "port_in_use"]

@@ -1,0 +1,222 @@
+"""Shared fixtures: a real MariaDB/MySQL started from the local binaries, and a workload.
+
+The server runs in a temporary datadir on 127.0.0.1 and a free port. Without the server
+binaries the tests that need it are skipped with a loud reason — except under CI=true,
+where they fail: CI must have the server (``make system-deps`` installs it).
+Servers never leak: each fixture's finaliser stops its server and asserts the process is
+gone and the port no longer listens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import threading
+import time
+
+import pytest
+
+from innoflush.lab.local import LocalServer, ServerError, ServerOptions, find_binaries, is_listening
+
+# Accounts the server fixture creates (test-only secrets, on a throwaway server).
+PW_USER = "advisor_pw"
+PW_USER_PASSWORD = "Corr3ct-h0rse-batt3ry"
+NOPRIV_USER = "advisor_usage"
+NOPRIV_PASSWORD = "usage-0nly-pw"
+
+
+def _no_server_binaries(reason: str):
+    msg = f"NO MARIADB/MYSQL SERVER BINARIES: {reason} — real-server tests not run"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(msg + " (CI=true: the server is required)", pytrace=False)
+    pytest.skip(msg)
+
+
+@pytest.fixture(scope="session")
+def server_binaries():
+    try:
+        return find_binaries()
+    except ServerError as exc:
+        _no_server_binaries(str(exc))
+
+
+def assert_stopped(pid: int | None, port: int | None) -> None:
+    if pid is not None:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    if port is not None:
+        assert not is_listening(port), f"something still listens on port {port}"
+
+
+@contextlib.contextmanager
+def running_server(workdir, options: ServerOptions | None = None):
+    """A started LocalServer; stopped (and checked stopped) on exit, whatever happens."""
+    srv = LocalServer(workdir, options or ServerOptions(innodb_buffer_pool_size="64M"))
+    try:
+        srv.start()
+        pid, port = srv.pid, srv.port
+        yield srv
+    finally:
+        pid, port = srv.pid, srv.port
+        srv.stop()
+        assert_stopped(pid, port)
+
+
+@pytest.fixture(scope="session")
+def mariadb_server(server_binaries, tmp_path_factory):
+    """One real server for the session: O_DIRECT, trx_commit=1, binlog off; two accounts."""
+    opts = ServerOptions(innodb_flush_method="O_DIRECT", innodb_flush_log_at_trx_commit=1,
+                         innodb_buffer_pool_size="64M")
+    with running_server(tmp_path_factory.mktemp("mariadb"), opts) as srv:
+        conn = srv.connect()
+        with conn.cursor() as cur:
+            for user, pw in ((PW_USER, PW_USER_PASSWORD), (NOPRIV_USER, NOPRIV_PASSWORD)):
+                cur.execute(f"CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY %s", (pw,))
+                cur.execute(f"CREATE USER '{user}'@'localhost' IDENTIFIED BY %s", (pw,))
+            # PROCESS-like reads need nothing special; only the replica status needs a grant
+            cur.execute(f"GRANT SELECT ON *.* TO '{PW_USER}'@'127.0.0.1'")
+        conn.close()
+        yield srv
+
+
+class InsertLoad:
+    """Threads doing autocommit INSERTs into a table with a secondary index, until stopped."""
+
+    def __init__(self, server: LocalServer, threads: int = 2, database: str | None = None,
+                 pad_bytes: int = 100):
+        self.server = server
+        self.threads = threads
+        self.database = database or f"load_{os.getpid()}_{random.randrange(1 << 30)}"
+        self.pad_bytes = pad_bytes
+        self.stop_event = threading.Event()
+        self.counts = [0] * threads
+        self.errors: list[BaseException] = []
+        self._threads: list[threading.Thread] = []
+
+    def __enter__(self) -> InsertLoad:
+        conn = self.server.connect()
+        with conn.cursor() as cur:
+            cur.execute(f"CREATE DATABASE IF NOT EXISTS `{self.database}`")
+            cur.execute(f"CREATE TABLE IF NOT EXISTS `{self.database}`.t ("
+                        "id BIGINT AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL, "
+                        "pad VARCHAR(8000) NOT NULL, KEY k (k)) ENGINE=InnoDB")
+        conn.close()
+        for i in range(self.threads):
+            t = threading.Thread(target=self._work, args=(i,), daemon=True)
+            t.start()
+            self._threads.append(t)
+        return self
+
+    def _work(self, i: int) -> None:
+        rng = random.Random(i)
+        try:
+            conn = self.server.connect()
+            sql = f"INSERT INTO `{self.database}`.t (k, pad) VALUES (%s, REPEAT('x', %s))"
+            with conn.cursor() as cur:
+                while not self.stop_event.is_set():
+                    cur.execute(sql, (rng.randrange(1_000_000), self.pad_bytes))
+                    self.counts[i] += 1
+            conn.close()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            self.errors.append(exc)
+
+    def wait_started(self, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while sum(self.counts) == 0 and time.monotonic() < deadline and not self.errors:
+            time.sleep(0.05)
+        assert not self.errors, f"workload failed: {self.errors[0]!r}"
+        assert sum(self.counts) > 0, "workload did not start"
+
+    def __exit__(self, *exc) -> None:
+        self.stop_event.set()
+        for t in self._threads:
+            t.join(timeout=30)
+        assert not self.errors, f"workload failed: {self.errors[0]!r}"
+
+
+@pytest.fixture(scope="session")
+def insert_load():
+    """The InsertLoad class (a fixture, so test modules need not import conftest)."""
+    return InsertLoad
+
+
+@pytest.fixture(scope="session")
+def server_stopped_check():
+    """assert_stopped(pid, port): the process is gone and nothing listens on the port."""
+    return assert_stopped
+
+
+@pytest.fixture(scope="session")
+def start_server(server_binaries):
+    """running_server(workdir, options): a context manager giving a started server."""
+    return running_server
+
+
+# ---- advisor fixtures: captured variable/status sets and device profiles ---------------
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+
+
+@pytest.fixture(scope="session")
+def load_fixture():
+    """load_fixture('mysql-8.0') -> the dict of tests/fixtures/mysql-8.0.json."""
+    import json
+
+    def load(name: str) -> dict:
+        with open(os.path.join(FIXTURES, f"{name}.json"), encoding="utf-8") as f:
+            return json.load(f)
+    return load
+
+
+def _dist(p50_ns: float) -> dict:
+    return {"count": 1000, "mean_ns": p50_ns * 1.1, "min_ns": p50_ns * 0.6, "p50_ns": p50_ns,
+            "p90_ns": p50_ns * 1.5, "p99_ns": p50_ns * 3, "max_ns": p50_ns * 6}
+
+
+def make_profile_dict(name: str, fsync_ns: float, fdatasync_ns: float, verdict: str,
+                      safe, plp: str, filesystem: str = "ext4") -> dict:
+    """A small but complete device profile (innoflush.device-profile/1) for tests."""
+    tests = []
+    for op, sync in (("none", None), ("fsync", fsync_ns), ("fdatasync", fdatasync_ns)):
+        for size, write_ns in ((16384, 20_000), (2 * 1024 * 1024, 900_000)):
+            t = {"op": op, "write_bytes": size, "direct": True, "jobs": 1,
+                 "write": _dist(write_ns), "source": "measured"}
+            if sync is not None:
+                t["sync"] = _dist(sync * (1 if size == 16384 else 2))
+            tests.append(t)
+    return {"schema": "innoflush.device-profile/1", "name": name, "title": f"test {name}",
+            "provenance": {"kind": "derived", "source": "tests/conftest.py"},
+            "device": {"class": "test NVMe", "plp": plp, "filesystem": filesystem},
+            "plp_verdict": {"verdict": verdict, "o_direct_no_fsync_safe": safe,
+                            "reasons": [f"test profile: fsync {fsync_ns / 1e3:.0f} µs"]},
+            "tests": tests}
+
+
+@pytest.fixture(scope="session")
+def profile_files(tmp_path_factory):
+    """Paths of test device profiles: 'volatile' (consumer, 2.9 ms fsync), 'plp'
+    (enterprise, 40 µs fsync, fdatasync 25 µs), 'unknown' (no verdict)."""
+    import json
+
+    d = tmp_path_factory.mktemp("profiles")
+    specs = {
+        "volatile": make_profile_dict("test-volatile", 2_900_000, 2_800_000, "volatile-cache",
+                                      False, "no"),
+        "plp": make_profile_dict("test-plp", 40_000, 25_000,
+                                 "non-volatile-cache-or-flush-ignored", True, "yes"),
+        "unknown": make_profile_dict("test-unknown", 800_000, 790_000, "unknown", None,
+                                     "unknown"),
+    }
+    out = {}
+    for key, spec in specs.items():
+        path = d / f"{spec['name']}.json"
+        path.write_text(json.dumps(spec), encoding="utf-8")
+        out[key] = str(path)
+    return out
+
+
+@pytest.fixture(scope="session")
+def server_accounts():
+    """The accounts mariadb_server creates: {'password': (user, pw), 'usage': (user, pw)}."""
+    return {"password": (PW_USER, PW_USER_PASSWORD), "usage": (NOPRIV_USER, NOPRIV_PASSWORD)}

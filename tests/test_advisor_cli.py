@@ -1,0 +1,292 @@
+"""`innoflush advise` end to end against a scripted server (fixture data, no real server):
+exit codes, JSON keys, Ctrl-C, privileges, restarts, and the password never shown."""
+
+from __future__ import annotations
+
+import json
+
+import pymysql
+import pytest
+from click.testing import CliRunner
+
+from innoflush import measure as measure_pkg
+from innoflush.advisor import cli as advise_cli
+from innoflush.advisor import sampling
+from innoflush.advisor.connect import ReadOnlySession
+from innoflush.cli import main
+
+SECRET = "Sc3nario-pw-never-printed"
+
+
+class FakeCursor:
+    def __init__(self, server, as_dicts):
+        self.server = server
+        self.as_dicts = as_dicts
+        self.rows = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def execute(self, sql, args=None):
+        self.server.sent.append(sql)
+        self.rows = self.server.answer(sql, args, self.as_dicts)
+
+    def fetchall(self):
+        return self.rows
+
+
+class FakeServer:
+    """Answers the advisor's statements from a fixture; a PyMySQL-like connection."""
+
+    def __init__(self, fx, statuses=None, status_error=None, replica_error=None,
+                 variables=None, interrupt_after=None):
+        self.fx = fx
+        self.variables = dict(variables if variables is not None else fx["variables"])
+        self.statuses = list(statuses or [fx["status_start"], fx["status_end"]])
+        self.status_error = status_error
+        self.replica_error = replica_error
+        self.sent: list[str] = []
+        self.closed = False
+
+    def cursor(self, cls=None):
+        return FakeCursor(self, cls is not None)
+
+    def close(self):
+        self.closed = True
+
+    def answer(self, sql, args, as_dicts):
+        if sql == "SHOW GLOBAL VARIABLES":
+            return [(k, v) for k, v in self.variables.items()
+                    if k not in ("version", "version_comment")]
+        if sql.startswith("SELECT VERSION()"):
+            return [(self.variables.get("version", ""), self.variables.get("version_comment"))]
+        if sql in ("SHOW REPLICA STATUS", "SHOW SLAVE STATUS"):
+            if self.replica_error:
+                raise pymysql.err.OperationalError(*self.replica_error)
+            return list(self.fx.get("replica_status", []))
+        if "information_schema.SYSTEM_VARIABLES" in sql:
+            return []
+        if sql == "SHOW GLOBAL STATUS":
+            if self.status_error:
+                raise pymysql.err.OperationalError(*self.status_error)
+            st = self.statuses.pop(0) if len(self.statuses) > 1 else self.statuses[0]
+            return list(st.items())
+        if sql.startswith("SHOW GLOBAL STATUS WHERE"):
+            return [("Threads_running", self.fx["polls"]["Threads_running"][0])]
+        raise AssertionError(f"unexpected statement {sql!r}")
+
+
+@pytest.fixture
+def fake_time(monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(sampling, "CLOCK", lambda: now[0])
+
+    def sleep(s):
+        now[0] += s
+    monkeypatch.setattr(sampling, "SLEEP", sleep)
+    return now
+
+
+@pytest.fixture
+def serve(monkeypatch, fake_time):
+    """serve(FakeServer) -> makes `advise` connect to it; returns the server."""
+    def install(server):
+        monkeypatch.setattr(advise_cli, "connect",
+                            lambda opts: ReadOnlySession(server, opts.password))
+        return server
+    return install
+
+
+def run(*args, env=None):
+    runner = CliRunner()
+    return runner.invoke(main, ["advise", "--host", "db.example", "--user", "app", *args],
+                         env={"MYSQL_PWD": SECRET, "HOME": "/nonexistent", **(env or {})},
+                         catch_exceptions=False)
+
+
+def one_line_error(result):
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.output + result.stderr
+    return lines[0]
+
+
+def no_secret(result):
+    assert SECRET not in result.stdout and SECRET not in result.stderr
+
+
+def test_recommendations_json(serve, load_fixture, profile_files):
+    srv = serve(FakeServer(load_fixture("mysql-8.0")))
+    r = run("--interval", "10", "--profile", profile_files["plp"], "--json")
+    assert r.exit_code == 3, r.stderr
+    no_secret(r)
+    rep = json.loads(r.stdout)
+    for key in ("schema", "exit_code", "server", "settings", "device", "durability",
+                "sampling", "observed", "fit", "findings", "combined_prediction",
+                "cannot_judge", "notes", "warnings"):
+        assert key in rep
+    assert rep["exit_code"] == 3 and rep["server"]["sim_flavor"] == "mysql-8.0"
+    assert rep["server"]["connection"]["password_source"] == "MYSQL_PWD"
+    got = {f["id"]: f for f in rep["findings"]}
+    assert set(got) == {"flush-method", "use-fdatasync"}
+    fm = got["flush-method"]
+    assert fm["recommended"] == "O_DIRECT_NO_FSYNC" and fm["restart_needed"]
+    for f in got.values():
+        p = f["predicted"]
+        assert p["current"]["tps"] > 0 and p["recommended"]["tps"] > 0
+        assert {"commit_latency_p50_ms", "commit_latency_p99_ms",
+                "data_fsyncs_per_s"} <= set(p["recommended"])
+    # O_DIRECT_NO_FSYNC removes the per-segment data-file fsyncs in the model too
+    assert fm["predicted"]["recommended"]["data_fsyncs_per_s"] < \
+        fm["predicted"]["current"]["data_fsyncs_per_s"]
+    assert rep["combined_prediction"] is not None
+    assert rep["fit"]["workload"]["connections"] == 11   # polled 12, minus our own
+    assert all(s.split()[0].upper() in ("SELECT", "SHOW") for s in srv.sent)
+    assert srv.closed
+
+
+def test_nothing_to_change_text(serve, load_fixture, profile_files):
+    serve(FakeServer(load_fixture("mysql-8.4")))
+    r = run("--interval", "5", "--profile", profile_files["volatile"], "--no-predict")
+    assert r.exit_code == 0, r.stderr
+    assert "nothing to change." in r.stdout
+    assert "replica of db-primary-1" in r.stdout
+    no_secret(r)
+
+
+def test_text_report_with_findings(serve, load_fixture, profile_files):
+    serve(FakeServer(load_fixture("mysql-5.7")))
+    r = run("--interval", "2", "--profile", profile_files["volatile"], "--no-predict")
+    assert r.exit_code == 3
+    out = r.stdout
+    assert "innodb_flush_log_at_trx_commit = 1" in out and "sync_binlog = 1" in out
+    assert "innodb_flush_method = O_DIRECT" in out
+    assert "restart" in out and "risk:" in out and "why:" in out
+
+
+def test_ctrl_c_mid_sample(serve, load_fixture, monkeypatch):
+    srv = serve(FakeServer(load_fixture("mariadb-10.11")))
+
+    def interrupt(s):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(sampling, "SLEEP", interrupt)
+    r = run("--interval", "3")
+    assert r.exit_code == 130
+    assert one_line_error(r) == "innoflush: interrupted"
+    assert r.stdout == "" and srv.closed
+
+
+def test_status_privilege_missing(serve, load_fixture):
+    serve(FakeServer(load_fixture("mysql-5.7"), status_error=(
+        1142, "SELECT command denied to user 'app'@'10.0.0.2' for table 'global_status'")))
+    r = run("--interval", "2")
+    assert r.exit_code == 2
+    assert "SHOW GLOBAL STATUS" in one_line_error(r)
+    no_secret(r)
+
+
+def test_replica_status_privilege_missing_degrades(serve, load_fixture):
+    serve(FakeServer(load_fixture("mariadb-10.11"), replica_error=(
+        1227, "Access denied; you need (at least one of) the SLAVE MONITOR privilege(s)")))
+    r = run("--interval", "2", "--json", "--no-predict")
+    assert r.exit_code in (0, 3), r.stderr
+    rep = json.loads(r.stdout)
+    assert any("replica status not readable" in w for w in rep["warnings"])
+
+
+def test_no_innodb(serve, load_fixture):
+    fx = load_fixture("mariadb-10.11")
+    variables = {k: v for k, v in fx["variables"].items() if not k.startswith("innodb")}
+    serve(FakeServer(fx, variables=variables))
+    r = run("--interval", "2")
+    assert r.exit_code == 1
+    assert "no InnoDB" in one_line_error(r)
+
+
+def test_restart_during_the_interval(serve, load_fixture):
+    fx = load_fixture("mariadb-10.11")
+    after = {k: max(0, v // 1000) for k, v in fx["status_end"].items()}
+    after["Uptime"] = 1
+    serve(FakeServer(fx, statuses=[fx["status_start"], after]))
+    r = run("--interval", "2")
+    assert r.exit_code == 1
+    line = one_line_error(r)
+    assert "restart" in line and "Uptime" in line
+
+
+def test_reset_in_one_of_two_samples(serve, load_fixture):
+    fx = load_fixture("mariadb-10.11")
+    reset = dict(fx["status_end"])
+    reset["Uptime_since_flush_status"] = 1
+    reset["Innodb_data_fsyncs"] = 3
+    later = {k: v + (5 if k == "Uptime_since_flush_status" else 0) for k, v in reset.items()}
+    later["Uptime"] = reset["Uptime"] + 5
+    serve(FakeServer(fx, statuses=[fx["status_start"], fx["status_end"], reset, later]))
+    r = run("--interval", "2", "--samples", "3", "--json", "--no-predict")
+    assert r.exit_code in (0, 3), r.stderr
+    rep = json.loads(r.stdout)
+    ivs = rep["sampling"]["intervals"]
+    assert [iv["valid"] for iv in ivs] == [True, False, True]
+    assert any("FLUSH STATUS" in w for w in rep["warnings"])
+    assert rep["observed"]["intervals"] == 2
+    assert all(v >= 0 for v in rep["observed"]["deltas"].values())
+
+
+def test_usage_errors_before_connecting(monkeypatch):
+    def boom(opts):
+        raise AssertionError("must not connect")
+    monkeypatch.setattr(advise_cli, "connect", boom)
+    for args, text in ((["--interval", "0.5"], "at least 1 second"),
+                       (["--samples", "0"], "--samples"),
+                       (["--profile", "no-such-profile-xyz"], "profile"),
+                       (["--profile", "x", "--measure"], "not both")):
+        r = run(*args)
+        assert r.exit_code == 2, (args, r.stderr)
+        assert text in one_line_error(r)
+
+
+@pytest.mark.parametrize("args", [["--password", SECRET], [f"--password={SECRET}"],
+                                  [f"-p{SECRET}"], ["-p", SECRET]])
+def test_no_password_option(args):
+    r = CliRunner().invoke(main, ["advise", *args])
+    assert r.exit_code == 2 and "No such option" in r.stderr
+    assert SECRET not in r.stdout + r.stderr
+
+
+def test_measure_unavailable_or_remote(serve, load_fixture, monkeypatch):
+    serve(FakeServer(load_fixture("mariadb-10.11")))
+    r = run("--interval", "2", "--measure")      # db.example: not this host
+    assert r.exit_code == 2
+    assert "datadir on this host" in one_line_error(r)
+    monkeypatch.delattr(measure_pkg, "measure_profile", raising=False)
+    from innoflush.advisor.advise import measure_device
+    from innoflush.errors import UsageError
+    with pytest.raises(UsageError, match="not available"):
+        measure_device("/tmp")
+
+
+def test_help_documents_exit_codes():
+    r = CliRunner().invoke(main, ["advise", "--help"])
+    assert r.exit_code == 0
+    for text in ("0    nothing to change", "3    recommendations made", "130", "MYSQL_PWD"):
+        assert text in r.stdout
+
+
+def test_ask_password_prompt(serve, load_fixture, monkeypatch):
+    seen = {}
+
+    def fake_connect(opts):
+        seen["password"] = opts.password
+        return ReadOnlySession(FakeServer(load_fixture("mysql-8.4")), opts.password)
+    monkeypatch.setattr(advise_cli, "connect", fake_connect)
+    r = CliRunner().invoke(main, ["advise", "--host", "db.example", "--user", "app",
+                                  "--ask-password", "--interval", "1", "--json",
+                                  "--no-predict"],
+                           input=SECRET + "\n", env={"HOME": "/nonexistent"})
+    assert r.exit_code == 0, r.stderr
+    assert seen["password"] == SECRET
+    assert SECRET not in r.stdout + r.stderr
+    assert json.loads(r.stdout)["server"]["connection"]["password_source"] == "prompt"
