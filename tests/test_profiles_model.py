@@ -226,3 +226,23 @@ def test_from_samples_summary():
     assert s.mean_ns == 22
     assert s.median_ns == 3
     assert LatencySummary.mean_only(7).median_ns == 7
+
+
+def test_resolve_prefers_the_mode_for_writes_and_the_operation_for_syncs():
+    from innoflush.profiles import DeviceProfile, ProfileTest
+    from innoflush.stats import LatencySummary as L
+
+    def d(ns):
+        return L.mean_only(ns)
+
+    p = DeviceProfile("t", "t", {"kind": "derived"}, {}, [
+        ProfileTest("none", 16384, True, write=d(20e3)),
+        ProfileTest("fsync", 16384, False, write=d(3e3), sync=d(900e3)),
+        ProfileTest("fdatasync", 16384, True, write=d(20e3), sync=d(400e3)),
+    ])
+    # a buffered write: the buffered fsync test's write (a memory copy), not O_DIRECT's
+    w, note = p.resolve("write", "none", 16384, direct=False)
+    assert w.mean_ns == 3e3 and "fsync used" in note
+    # a buffered fdatasync: the O_DIRECT fdatasync, not the buffered fsync
+    s, note = p.resolve("sync", "fdatasync", 16384, direct=False)
+    assert s.mean_ns == 400e3 and "other mode" in note

@@ -147,25 +147,30 @@ class DeviceProfile:
             ops.append("fsync")
         if component == "sync" and op == "fsync":
             ops.append("fdatasync")
-        # the operation matters more than the O_DIRECT mode: try every op in one mode first
-        for op_try in ops:
-            for direct_try in (direct, not direct):
-                for comp_try in ((component, "total") if component == "sync" else (component,)):
-                    got = self._by_size(comp_try, op_try, write_bytes, direct_try, jobs)
-                    if got is None:
-                        continue
-                    summary, size_note = got
-                    if op_try != op:
-                        notes.append(f"{op} {component} not in profile, {op_try} used")
-                    if comp_try != component:
-                        notes.append(f"{op_try} sync published only with its write "
-                                     "(write+sync), used as the sync cost")
-                    if direct_try != direct:
-                        notes.append(("O_DIRECT" if direct else "buffered")
-                                     + " not in profile, the other mode used")
-                    if size_note:
-                        notes.append(size_note)
-                    return summary, "; ".join(notes)
+        # For a sync the operation matters more than the O_DIRECT mode; for a write the
+        # mode matters more (a buffered write is a memory copy, an O_DIRECT one a device
+        # write), so that is the order each is searched in.
+        if component == "write":
+            order = [(o, d) for d in (direct, not direct) for o in ops]
+        else:
+            order = [(o, d) for o in ops for d in (direct, not direct)]
+        for op_try, direct_try in order:
+            for comp_try in ((component, "total") if component == "sync" else (component,)):
+                got = self._by_size(comp_try, op_try, write_bytes, direct_try, jobs)
+                if got is None:
+                    continue
+                summary, size_note = got
+                if op_try != op:
+                    notes.append(f"{op} {component} not in profile, {op_try} used")
+                if comp_try != component:
+                    notes.append(f"{op_try} sync published only with its write "
+                                 "(write+sync), used as the sync cost")
+                if direct_try != direct:
+                    notes.append(("O_DIRECT" if direct else "buffered")
+                                 + " not in profile, the other mode used")
+                if size_note:
+                    notes.append(size_note)
+                return summary, "; ".join(notes)
         raise ProfileError(f"profile {self.name!r} has no {component} latency for "
                            f"{op} (or a stand-in)")
 
