@@ -379,6 +379,13 @@ class LocalServer:
             if self.remove_on_stop and self.proc is None:
                 shutil.rmtree(self.workdir, ignore_errors=True)
 
+    def server_pid(self) -> int | None:
+        """Host PID of the server process (for its CPU time), None when stopped."""
+        return self.pid if self.is_running() else None
+
+    def error_log_tail(self, lines: int = 15) -> str:
+        return tail(self.error_log, lines)
+
     def __enter__(self) -> LocalServer:
         return self.start()
 
