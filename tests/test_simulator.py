@@ -249,3 +249,11 @@ def test_tps_uses_fdatasync_where_the_device_makes_it_cheaper():
     assert by["redo-fdatasync"]["tps_per_connection"] > by["redo-fsync"]["tps_per_connection"]
     maria = tps_table(CONSUMER, "mariadb-10.11", check=False)
     assert "redo-fdatasync" not in {r["setting"] for r in maria["settings"]}
+
+
+def test_max_commits_ends_the_run_at_that_many_commits():
+    r = simulate(ServerConfig(), Workload(connections=4), PLP, duration_s=3600, seed=1,
+                 max_commits=5000)
+    assert 5000 <= r.commits <= 5004  # the commits in flight at that instant also count
+    assert r.duration_s < 10
+    assert r.tps == pytest.approx(r.commits / r.duration_s)

@@ -53,11 +53,12 @@ def binlog_flush_stage(srv):
             yield from log_write_up_to(srv, group.lsns_max, flush=trx_commit == 1)
         yield from srv.device.write(max(512, group.bytes), False)
         srv.binlog_unsynced_bytes += group.bytes
-        srv.count("binlog_groups")
-        srv.count("binlog_writes")
+        c = srv.counters
+        c["binlog_groups"] += 1
+        c["binlog_writes"] += 1
         if srv.flavor.has_binlog_group_commit_counters:
-            srv.count("Binlog_commits", group.size)
-            srv.count("Binlog_group_commits")
+            c["Binlog_commits"] += group.size
+            c["Binlog_group_commits"] += 1
         if srv.flavor.redo_sync_in_binlog_flush_stage:
             srv.binlog_sync_queue.append(group)
             w = srv.binlog_sync_wakeup

@@ -76,10 +76,16 @@ def _latency_ms(values: list[float]) -> dict:
 
 def simulate(config: ServerConfig, workload: Workload, profile: DeviceProfile,
              duration_s: float = 10.0, seed: int = 1, warmup_s: float | None = None,
-             queue_depth: int = 32) -> SimResult:
-    """Run the model for warmup + duration simulated seconds; stats cover the duration."""
+             queue_depth: int = 32, max_commits: int | None = None) -> SimResult:
+    """Run the model for warmup + duration simulated seconds; stats cover the duration.
+
+    With max_commits the measured part also ends once that many commits are done (a
+    cost cap for fast configurations); the result's duration_s is the time it took.
+    """
     if duration_s <= 0:
         raise ValueError("duration_s must be positive")
+    if max_commits is not None and max_commits < 1:
+        raise ValueError("max_commits must be positive")
     if warmup_s is None:
         warmup_s = min(2.0, duration_s * 0.2)
     srv = Server(config, workload, profile, seed, queue_depth)
@@ -89,9 +95,17 @@ def simulate(config: ServerConfig, workload: Workload, profile: DeviceProfile,
     before = dict(srv.counters)
     fb, wb = srv.device.flush_busy_s, srv.device.write_busy_s
     srv.measuring = True
-    srv.env.run(until=warmup_s + duration_s)
+    start = srv.env.now
+    end = srv.env.timeout(duration_s)
+    if max_commits is not None:
+        srv.commits_done = srv.env.event()
+        srv.commit_target = srv.counters["commits"] + max_commits
+        srv.env.run(until=srv.env.any_of([end, srv.commits_done]))
+    else:
+        srv.env.run(until=end)
+    measured = srv.env.now - start
     delta = {k: v - before.get(k, 0) for k, v in srv.counters.items()}
-    return _result(srv, delta, duration_s, seed, profile.name,
+    return _result(srv, delta, measured, seed, profile.name,
                    srv.device.flush_busy_s - fb, srv.device.write_busy_s - wb)
 
 

@@ -84,6 +84,8 @@ class Server:
         self.binlog_sync_counter = 0
 
         # measurement
+        self.commits_done = None   # an event when a commit target is set (max_commits)
+        self.commit_target = 0
         self.measuring = False
         self.commit_latencies: list[float] = []
         self.trx_latencies: list[float] = []
@@ -171,6 +173,7 @@ class Server:
         log_bin = self.config.log_bin
         trx_commit = self.trx_commit
         redo_at_prepare = log_bin and not self.flavor.redo_sync_in_binlog_flush_stage
+        counters = self.counters
         while True:
             t0 = env.now
             if client_s:
@@ -213,7 +216,10 @@ class Server:
                 if redo_at_prepare and trx_commit in (1, 2):
                     yield from log_write_up_to(self, lsn, flush=trx_commit == 1)
                 yield binlog_enqueue(self, lsn, wl.binlog_bytes_per_trx)
-            self.count("commits")
+            counters["commits"] += 1
+            if self.commits_done is not None and counters["commits"] >= self.commit_target:
+                if not self.commits_done.triggered:
+                    self.commits_done.succeed()
             if self.measuring:
                 t2 = env.now
                 self.commit_latencies.append(t2 - t1)

@@ -18,7 +18,6 @@ from ..profiles import DeviceProfile
 from .config import ServerConfig, Workload, with_
 from .device import Device
 from .flavors import get_flavor
-from .redo import FLUSHER_NOTICE_S
 from .results import simulate
 
 
@@ -68,8 +67,6 @@ def commit_latency_s(profile: DeviceProfile, setting: DurabilitySetting, flavor:
     t += dev.mean_s("write", "none", redo, fl.redo_direct)
     if setting.trx_commit == 1:
         t += dev.mean_s("sync", sync_op, redo, fl.redo_direct)
-        if fl.redo_writer_threads:
-            t += FLUSHER_NOTICE_S  # the log_flusher thread picks the write up a little late
     if setting.log_bin:
         t += dev.mean_s("write", "none", workload.binlog_bytes_per_trx, False)
         if setting.sync_binlog == 1:
