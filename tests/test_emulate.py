@@ -1,0 +1,78 @@
+"""Device emulation: the preloaded library really delays syncs, and only syncs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from simprofiles import device, hdd_total_only
+
+from innoflush.lab.emulate import _knots, _norm_ppf, build_library, emulation_env, preload_env
+from innoflush.stats import LatencySummary
+
+PROBE = r"""
+import json, os, sys, time
+d = sys.argv[1]
+out = {}
+fd = os.open(os.path.join(d, "f"), os.O_CREAT | os.O_WRONLY, 0o600)
+for name, call in (("fsync", os.fsync), ("fdatasync", os.fdatasync)):
+    lat = []
+    for _ in range(40):
+        os.pwrite(fd, b"x" * 4096, 0)
+        t = time.perf_counter(); call(fd); lat.append(time.perf_counter() - t)
+    out[name] = sorted(lat)[len(lat) // 2] * 1e6
+lat = []
+for _ in range(200):
+    t = time.perf_counter(); os.pwrite(fd, b"x" * 4096, 0); lat.append(time.perf_counter() - t)
+out["write"] = sorted(lat)[len(lat) // 2] * 1e6
+os.close(fd)
+print(json.dumps(out))
+"""
+
+
+def _probe(tmp_path, env_extra: dict) -> dict:
+    env = {**os.environ, **env_extra}
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    out = subprocess.run([sys.executable, "-c", PROBE, str(work)], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_preloaded_library_delays_fsync_and_fdatasync_to_the_profile(tmp_path):
+    lib = build_library(tmp_path / "lib")
+    assert lib.is_file()
+    assert build_library(tmp_path / "lib") == lib  # cached
+    base = _probe(tmp_path, {})
+    slow = device("slow", fsync_16k_ns=4e6, fsync_2m_ns=8e6, fdatasync_ratio=0.5)
+    log = tmp_path / "emu.log"
+    emu = _probe(tmp_path, preload_env(slow, lib, log_file=str(log)))
+    # p50 of the profile: fsync 4 ms, fdatasync 2 ms (whatever this disk does, it is faster)
+    assert 3500 < emu["fsync"] < 6000, emu
+    assert 1700 < emu["fdatasync"] < 3500, emu
+    assert emu["fsync"] > 5 * base["fsync"] or base["fsync"] > 800
+    # plain writes are not delayed
+    assert emu["write"] < 1000
+    assert "fsync=40 fdatasync=40" in log.read_text()
+
+
+def test_mean_only_profiles_are_tabulated_around_their_mean():
+    knots = _knots(LatencySummary.mean_only(18e6))
+    ps = [p for p, _ in knots]
+    us = [v for _, v in knots]
+    assert ps[0] == 0.0 and ps[-1] == 1.0
+    assert us == sorted(us)
+    median = dict(knots)[0.5]
+    assert 16000 < median < 18000  # lognormal median sits just under the mean
+    assert _norm_ppf(0.975) == pytest.approx(1.959964, abs=1e-6)
+
+
+def test_emulation_env_for_a_published_profile():
+    env = emulation_env(hdd_total_only(18.0))
+    assert set(env) >= {"INNOFLUSH_EMULATE_FSYNC", "INNOFLUSH_EMULATE_FDATASYNC"}
+    knots = [tuple(map(float, k.split(":"))) for k in env["INNOFLUSH_EMULATE_FSYNC"].split(",")]
+    assert max(v for _, v in knots) > 18000 > min(v for _, v in knots)
