@@ -17,6 +17,7 @@ from .config import ServerConfig, Workload
 from .flavors import FLAVORS
 from .sweep import combinations, run_sweep
 from .tps import COMMIT_ONLY, tps_table
+from .workload_profile import load_workload
 
 _W = Workload()
 _S = ServerConfig()
@@ -31,23 +32,13 @@ def _bool_opt(text: str) -> bool:
     raise ValueError("use ON or OFF")
 
 
-def _load_workload(path: str | None) -> dict:
-    if not path:
+def _load_workload(ref: str | None) -> dict:
+    """Workload fields from a workload profile (name or file), without connections."""
+    if not ref:
         return {}
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such workload file") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read workload ({exc})") from None
-    if isinstance(data, dict) and "workload" in data and isinstance(data["workload"], dict):
-        data = data["workload"]
-    if not isinstance(data, dict):
-        raise UsageError(f"{path}: a workload is a JSON object")
-    data.pop("connections", None)
-    Workload.from_dict(data)  # validates the keys
-    return data
+    wl = load_workload(ref).workload.to_dict()
+    wl.pop("connections", None)
+    return wl
 
 
 def _progress(enabled: bool):
@@ -138,7 +129,8 @@ def _row(cfg: ServerConfig, wl: Workload, runs, summary) -> dict:
 @click.option("--cpu-cores", type=int, default=_S.cpu_cores, show_default=True,
               help="Server CPU cores.")
 @click.option("--workload", "workload_file", default=None,
-              help="Workload profile JSON (its keys as below); options given override it.")
+              help="Workload profile: a name saved by `lab calibrate`, or a JSON file "
+                   "(its keys as below); options given override it.")
 @click.option("--cpu-us", type=float, default=None,
               help=f"Server CPU per transaction, µs [{_W.cpu_us_per_trx}].")
 @click.option("--client-us", type=float, default=None,
@@ -263,17 +255,27 @@ def _parse_bool(text: str) -> bool:
               help="Redo bytes written per commit.")
 @click.option("--cpu-us", type=float, default=0.0, show_default=True,
               help="Server CPU per transaction, µs (0: the device's ceiling alone).")
+@click.option("--workload", "workload_ref", default=None,
+              help="Workload profile (name or file): its CPU, client time and redo/binlog "
+                   "bytes per transaction instead of the device-only defaults.")
 @click.option("--no-check", is_flag=True, help="Skip the cross-check by simulation.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
-def tps_command(profile_ref, flavor, target_tps, redo_bytes, cpu_us, no_check, as_json) -> None:
+def tps_command(profile_ref, flavor, target_tps, redo_bytes, cpu_us, workload_ref, no_check,
+                as_json) -> None:
     """Max durable commits per second per connection for a device, per durability setting."""
     if target_tps is not None and target_tps <= 0:
         raise UsageError("--target-tps must be positive")
     if cpu_us < 0:
         raise UsageError("--cpu-us must be >= 0")
     profile = load_profile(profile_ref)
-    wl = Workload(**{**COMMIT_ONLY.to_dict(), "redo_bytes_per_trx": parse_size(redo_bytes),
-                     "cpu_us_per_trx": cpu_us})
+    fields = {**COMMIT_ONLY.to_dict(), "redo_bytes_per_trx": parse_size(redo_bytes),
+              "cpu_us_per_trx": cpu_us}
+    if workload_ref:
+        w = _load_workload(workload_ref)
+        for k in ("cpu_us_per_trx", "client_us_per_trx", "redo_bytes_per_trx",
+                  "binlog_bytes_per_trx"):
+            fields[k] = w[k]
+    wl = Workload(**fields)
     out = tps_table(profile, flavor.lower(), target_tps, wl, check=not no_check)
     if as_json:
         click.echo(json.dumps(out, indent=2))
