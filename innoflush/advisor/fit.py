@@ -65,11 +65,14 @@ def config_from_facts(f: ServerFacts, cpu_cores: int) -> tuple[ServerConfig, lis
     redo = max(8 * MiB, f.redo_capacity_bytes or 100 * MiB)
     bp = max(8 * MiB, f.buffer_pool_bytes or 128 * MiB)
     dw_pages = _int_var(f, "innodb_doublewrite_pages") or None
+    buffering = str(f.variables.get("innodb_log_file_buffering", "")).upper()
+    log_buffering = {"ON": True, "1": True, "OFF": False, "0": False}.get(buffering)
     cfg = ServerConfig(
         flavor=f.sim_flavor, innodb_flush_method=method,
         innodb_flush_log_at_trx_commit=tc,
         innodb_flush_log_at_timeout=min(2700.0, max(0.001, f.flush_log_at_timeout)),
         innodb_use_fdatasync=f.use_fdatasync, log_bin=f.log_bin,
+        innodb_log_file_buffering=log_buffering,
         sync_binlog=max(0, f.sync_binlog),
         binlog_group_commit_sync_delay=max(0, _int_var(f, "binlog_group_commit_sync_delay", 0)),
         innodb_doublewrite=f.doublewrite_protects,
@@ -77,8 +80,9 @@ def config_from_facts(f: ServerFacts, cpu_cores: int) -> tuple[ServerConfig, lis
         innodb_io_capacity=io_cap, innodb_io_capacity_max=io_max,
         innodb_redo_log_capacity=redo, innodb_buffer_pool_size=bp,
         innodb_max_dirty_pages_pct=float(_int_var(f, "innodb_max_dirty_pages_pct", 90) or 90),
-        innodb_max_dirty_pages_pct_lwm=float(
-            _int_var(f, "innodb_max_dirty_pages_pct_lwm", 10) or 10),
+        # 0 is meaningful (MariaDB's default: no pre-flushing), so no "or default" here
+        innodb_max_dirty_pages_pct_lwm=float(_int_var(f, "innodb_max_dirty_pages_pct_lwm", 10)),
+        innodb_adaptive_flushing_lwm=float(_int_var(f, "innodb_adaptive_flushing_lwm", 10)),
         cpu_cores=max(1, cpu_cores))
     cfg.validate()
     return cfg, notes

@@ -19,6 +19,7 @@ class ServerConfig:
     innodb_flush_log_at_trx_commit: int = 1
     innodb_flush_log_at_timeout: float = 1.0
     innodb_use_fdatasync: bool | None = None   # None: the flavor's default
+    innodb_log_file_buffering: bool | None = None  # MariaDB; None: the flavor's default
     log_bin: bool = True
     sync_binlog: int = 1
     binlog_group_commit_sync_delay: int = 0    # microseconds, as the server variable
@@ -70,6 +71,9 @@ class Workload:
     connections: int = 1
     cpu_us_per_trx: float = 150.0       # server CPU per transaction (parse, execute, commit)
     client_us_per_trx: float = 100.0    # outside the server: network round trips, client
+    # client CPU burnt on the server's cores (a load generator on the same host); it is
+    # part of the transaction's time outside the server, so at most client_us_per_trx
+    client_cpu_us_per_trx: float = 0.0
     redo_bytes_per_trx: int = 2048
     binlog_bytes_per_trx: int = 1024
     pages_dirtied_per_trx: float = 1.0  # page writes eventually needed per transaction
@@ -80,10 +84,13 @@ class Workload:
     def validate(self) -> None:
         if self.connections < 1:
             raise UsageError("connections must be >= 1")
-        for f in ("cpu_us_per_trx", "client_us_per_trx", "pages_dirtied_per_trx",
-                  "growth_bytes_per_trx"):
+        for f in ("cpu_us_per_trx", "client_us_per_trx", "client_cpu_us_per_trx",
+                  "pages_dirtied_per_trx", "growth_bytes_per_trx"):
             if getattr(self, f) < 0:
                 raise UsageError(f"{f} must be >= 0")
+        if self.client_cpu_us_per_trx > self.client_us_per_trx:
+            raise UsageError("client_cpu_us_per_trx is part of client_us_per_trx: "
+                             "it cannot be larger")
         if self.redo_bytes_per_trx < 1:
             raise UsageError("redo_bytes_per_trx must be >= 1")
         if self.binlog_bytes_per_trx < 0:

@@ -62,6 +62,18 @@ class Flavor:
         """O_DSYNC opens the redo log synchronous: its writes need no fsync."""
         return method == "O_DSYNC"
 
+    def redo_is_direct(self, trx_commit: int, log_file_buffering: bool | None) -> bool:
+        """Whether redo writes bypass the page cache.
+
+        MySQL never opens the redo O_DIRECT. MariaDB does, unless innodb_log_file_buffering
+        is ON — which MariaDB switches on by itself with trx_commit=2 (MDEV-28766).
+        """
+        if not self.redo_direct:
+            return False
+        if log_file_buffering is not None:
+            return not log_file_buffering
+        return trx_commit != 2
+
     def use_fdatasync(self, configured: bool | None) -> bool:
         if configured is None or not self.has_use_fdatasync_variable:
             return self.default_use_fdatasync

@@ -33,13 +33,13 @@ def redo_write(srv, upto: int):
         c["Innodb_data_writes"] += 1
         c["Innodb_data_written"] += size
     if srv.redo_write_through:
-        yield from srv.device.dsync_write(size, srv.flavor.redo_direct)
+        yield from srv.device.dsync_write(size, srv.redo_direct)
         srv.write_lsn = max(srv.write_lsn, upto)
         srv.unsynced_redo_bytes = 0
         srv.mark_flushed(upto)
         srv.count("redo_syncs")
     else:
-        yield from srv.device.write(size, srv.flavor.redo_direct)
+        yield from srv.device.write(size, srv.redo_direct)
         srv.write_lsn = max(srv.write_lsn, upto)
         srv.unsynced_redo_bytes += size
     srv.mark_written()
@@ -51,7 +51,7 @@ def redo_sync(srv, upto: int):
         return
     size = max(REDO_BLOCK, srv.unsynced_redo_bytes)
     srv.unsynced_redo_bytes = 0
-    yield from srv.device.sync(srv.sync_op, size, srv.flavor.redo_direct)
+    yield from srv.device.sync(srv.sync_op, size, srv.redo_direct)
     c = srv.counters
     c["Innodb_data_fsyncs"] += 1
     c["Innodb_os_log_fsyncs"] += 1
@@ -163,10 +163,10 @@ def log_checkpoint(srv):
         srv.count("Innodb_data_writes")
         srv.count("Innodb_data_written", CHECKPOINT_WRITE_BYTES)
     if srv.redo_write_through:
-        yield from srv.device.dsync_write(CHECKPOINT_WRITE_BYTES, srv.flavor.redo_direct)
+        yield from srv.device.dsync_write(CHECKPOINT_WRITE_BYTES, srv.redo_direct)
     else:
-        yield from srv.device.write(CHECKPOINT_WRITE_BYTES, srv.flavor.redo_direct)
-        yield from srv.device.sync(srv.sync_op, CHECKPOINT_WRITE_BYTES, srv.flavor.redo_direct)
+        yield from srv.device.write(CHECKPOINT_WRITE_BYTES, srv.redo_direct)
+        yield from srv.device.sync(srv.sync_op, CHECKPOINT_WRITE_BYTES, srv.redo_direct)
         srv.count("Innodb_data_fsyncs")
         srv.count("Innodb_os_log_fsyncs")
         srv.count("checkpoint_syncs")

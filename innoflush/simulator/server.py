@@ -41,6 +41,7 @@ class Server:
         self.trx_commit = config.innodb_flush_log_at_trx_commit
         self.sync_op = "fdatasync" if fl.use_fdatasync(config.innodb_use_fdatasync) else "fsync"
         self.redo_write_through = fl.redo_write_through(method)
+        self.redo_direct = fl.redo_is_direct(self.trx_commit, config.innodb_log_file_buffering)
         self.data_direct = fl.data_direct(method)
         self.data_write_through = method == "O_DSYNC" and fl.o_dsync_data_write_through
         self.dblwr_segment_pages = config.innodb_doublewrite_pages or fl.dblwr_segment_pages
@@ -169,14 +170,23 @@ class Server:
     def connection(self):
         env, wl, cpu = self.env, self.workload, self.cpu
         cpu_s = wl.cpu_us_per_trx * 1e-6
-        client_s = wl.client_us_per_trx * 1e-6
+        client_cpu_s = wl.client_cpu_us_per_trx * 1e-6
+        client_s = wl.client_us_per_trx * 1e-6 - client_cpu_s
         log_bin = self.config.log_bin
         trx_commit = self.trx_commit
         redo_at_prepare = log_bin and not self.flavor.redo_sync_in_binlog_flush_stage
         counters = self.counters
         while True:
             t0 = env.now
-            if client_s:
+            if client_cpu_s:  # a client on this host takes a core for its share
+                ev = cpu.acquire()
+                if ev is not None:
+                    yield ev
+                yield env.timeout(client_cpu_s)
+                cpu.release()
+                if self.measuring:
+                    self.cpu_busy_s += client_cpu_s
+            if client_s > 0:
                 yield env.timeout(client_s)
             if self.checkpoint_age() >= self.stop_age:
                 yield from self.log_free_check()

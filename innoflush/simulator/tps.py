@@ -64,9 +64,10 @@ def commit_latency_s(profile: DeviceProfile, setting: DurabilitySetting, flavor:
     redo = workload.redo_bytes_per_trx
     sync_op = "fdatasync" if fl.use_fdatasync(setting.use_fdatasync) else "fsync"
     t = (workload.cpu_us_per_trx + workload.client_us_per_trx) * 1e-6
-    t += dev.mean_s("write", "none", redo, fl.redo_direct)
+    direct = fl.redo_is_direct(setting.trx_commit, None)
+    t += dev.mean_s("write", "none", redo, direct)
     if setting.trx_commit == 1:
-        t += dev.mean_s("sync", sync_op, redo, fl.redo_direct)
+        t += dev.mean_s("sync", sync_op, redo, direct)
     if setting.log_bin:
         t += dev.mean_s("write", "none", workload.binlog_bytes_per_trx, False)
         if setting.sync_binlog == 1:
