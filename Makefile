@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install install-test system-deps lint bench clean
+.PHONY: demo test install install-test system-deps docker-ready lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,9 +23,21 @@ install: $(VENV)/.installed
 
 install-test: $(VENV)/.installed-test
 
-# Real tools the tests use (fio, mariadb-server): installed with apt when missing.
+# Real tools the tests use (fio, mariadb-server, docker.io, debootstrap): installed with
+# apt when missing.
 system-deps:
 	bash scripts/install-system-deps.sh
+
+# The lab's Docker tests need an engine and an image: dockerd is started when none answers
+# (scripts/docker-engine.sh: vfs, no bridge, no iptables), and the offline MariaDB image
+# innoflush/mariadb:10.11-offline is built from Debian's packages once — kept on the
+# engine, so later runs skip it (docker rmi it to build it again). Under CI=true a failure
+# here fails the run; elsewhere the Docker tests skip, with a loud reason.
+docker-ready: system-deps
+	@bash scripts/docker-engine.sh start && bash docker/build-offline-image.sh --if-missing \
+	  || { echo "!!! DOCKER IS NOT READY for the lab's Docker tests (see above)$$( \
+	       [ "$$CI" = true ] && echo ': CI=true, failing' || echo ': they will be skipped')" >&2; \
+	       [ "$$CI" != true ]; }
 
 demo: install
 	bash scripts/demo.sh $(BIN)/innoflush
@@ -33,7 +45,7 @@ demo: install
 lint: install-test
 	$(BIN)/ruff check innoflush tests bench
 
-test: install-test system-deps lint
+test: install-test system-deps docker-ready lint
 	$(BIN)/python -m pytest -q -ra
 
 bench: install-test

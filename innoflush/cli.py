@@ -34,11 +34,13 @@ def main() -> None:
 
 def _register() -> None:
     from .advisor.cli import advise_command
+    from .lab.cli import lab_group
     from .measure.cli import measure_command
     from .profiles.cli import profiles_group
     from .simulator.cli import simulate_command, tps_command
 
     main.add_command(advise_command)
+    main.add_command(lab_group)
     main.add_command(measure_command)
     main.add_command(profiles_group)
     main.add_command(simulate_command)

@@ -2,6 +2,9 @@
 # Installs the real programs the test suite uses, when they are missing:
 #   fio            - the cross-check engine of `innoflush measure --engine fio`
 #   mariadb-server - the real server the advisor tests start in a temporary datadir
+#   docker.io      - the Docker engine and CLI of the lab's Docker backend tests
+#                    (scripts/docker-engine.sh starts it; it is not started here)
+#   debootstrap    - builds the offline MariaDB image (docker/build-offline-image.sh)
 # Needs root (apt-get). Without it, says so loudly; under CI=true that is an error,
 # because the real-server tests must run there.
 set -uo pipefail
@@ -10,6 +13,15 @@ need=()
 command -v fio >/dev/null 2>&1 || need+=(fio)
 if ! command -v mariadbd >/dev/null 2>&1 && ! [ -x /usr/sbin/mariadbd ]; then
   need+=(mariadb-server mariadb-client)
+fi
+if ! command -v dockerd >/dev/null 2>&1 && ! [ -x /usr/sbin/dockerd ] \
+    || ! command -v docker >/dev/null 2>&1; then
+  need+=(docker.io)
+fi
+if ! command -v debootstrap >/dev/null 2>&1 && ! [ -x /usr/sbin/debootstrap ]; then
+  need+=(debootstrap)
+  # the Debian archive's keys, for debootstrap to check what it downloads (Ubuntu lacks them)
+  [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 
@@ -22,8 +34,9 @@ fi
 echo "installing ${need[*]} with apt-get ..." >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >/dev/null || { echo "apt-get update failed" >&2; exit 1; }
-# policy-rc.d keeps the package from starting a system-wide server: the tests start
-# their own, on a free port, in a temporary datadir.
+# policy-rc.d keeps the packages from starting a system-wide server or engine: the tests
+# start their own server, on a free port, in a temporary datadir, and `make docker-ready`
+# starts dockerd the way it needs it.
 policy=/usr/sbin/policy-rc.d
 created_policy=0
 if [ ! -e "$policy" ]; then

@@ -17,6 +17,13 @@ import time
 
 import pytest
 
+from innoflush.lab.docker_backend import (
+    LABEL,
+    OFFLINE_IMAGE,
+    DockerServerError,
+    docker_client,
+    get_image,
+)
 from innoflush.lab.local import LocalServer, ServerError, ServerOptions, find_binaries, is_listening
 
 # Accounts the server fixture creates (test-only secrets, on a throwaway server).
@@ -220,3 +227,57 @@ def profile_files(tmp_path_factory):
 def server_accounts():
     """The accounts mariadb_server creates: {'password': (user, pw), 'usage': (user, pw)}."""
     return {"password": (PW_USER, PW_USER_PASSWORD), "usage": (NOPRIV_USER, NOPRIV_PASSWORD)}
+
+
+# ---- Docker fixtures: a real engine and the lab's image --------------------------------
+
+# The image the Docker tests run: the offline MariaDB image `make docker-ready` builds
+# (docker/build-offline-image.sh), or another with the same contract (mysql:8.4 ...).
+DOCKER_TEST_IMAGE = os.environ.get("INNOFLUSH_TEST_DOCKER_IMAGE") or OFFLINE_IMAGE
+
+
+def _no_docker(reason: str):
+    msg = (f"NO DOCKER FOR THE LAB: {reason} — Docker tests not run "
+           "(`make docker-ready` starts the engine and builds the image)")
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(msg + " (CI=true: Docker is required)", pytrace=False)
+    pytest.skip(msg)
+
+
+@pytest.fixture(scope="session")
+def docker_engine():
+    """A Docker SDK client of a running engine (skip loudly without one; fail under CI)."""
+    try:
+        client = docker_client()
+    except DockerServerError as exc:
+        _no_docker(str(exc))
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def docker_image(docker_engine):
+    """The name of the image the Docker tests run, present on the engine."""
+    try:
+        get_image(docker_engine, DOCKER_TEST_IMAGE)
+    except DockerServerError as exc:
+        _no_docker(str(exc))
+    return DOCKER_TEST_IMAGE
+
+
+@pytest.fixture(scope="session")
+def docker_stopped_check(docker_engine):
+    """check(server): its container is gone (by id and by its workdir's label) and nothing
+    listens on its port any more."""
+    import docker
+
+    def check(server) -> None:
+        if server.container_id is not None:
+            with pytest.raises(docker.errors.NotFound):
+                docker_engine.containers.get(server.container_id)
+        left = docker_engine.containers.list(
+            all=True, filters={"label": f"{LABEL}.workdir={server.workdir}"})
+        assert not left, f"containers left behind: {[c.name for c in left]}"
+        if server.port is not None:
+            assert not is_listening(server.port), f"something still listens on {server.port}"
+    return check

@@ -322,8 +322,11 @@ class LocalServer:
                 raise ServerError(f"the server exited with code {self.proc.returncode} while "
                                   f"starting: {tail(self.error_log)}")
             try:
+                # read/write timeouts too: connect_timeout does not cover waiting for
+                # the greeting of something else that took the port
                 conn = pymysql.connect(host=self.HOST, port=self.port, user="root",
-                                       password="", connect_timeout=2, autocommit=None)
+                                       password="", connect_timeout=2, read_timeout=5,
+                                       write_timeout=5, autocommit=None)
                 conn.close()
                 return
             except pymysql.err.MySQLError as exc:

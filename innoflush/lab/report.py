@@ -1,0 +1,246 @@
+"""The lab's report: measured beside predicted, as a table (tabulate) and as JSON.
+
+JSON keys (``innoflush lab run --json``; schema ``innoflush.lab-run/1``):
+
+- ``schema``: "innoflush.lab-run/1".
+- ``backend`` (local|docker), ``image`` (docker image, or null).
+- ``server``: ``product``, ``version``, ``sim_flavor`` (of the first run's server).
+- ``storage``: ``datadir_on`` (the directory the servers' datadirs were created under),
+  ``filesystem``.
+- ``profile``: ``name``, ``title``, ``source`` (profile|measure); ``device``: the
+  profile's facts as the advisor reads them (``verdict``, ``o_direct_no_fsync_safe``,
+  ``fsync_median_us``, ``fdatasync_median_us``, ...).
+- ``host``: ``cpu_cores``.
+- ``workload``: the workload spec (``kind``, ``duration_s``, ``rows_per_trx``,
+  ``updates_per_trx``, ``preload_rows``, ``pad_bytes``, ``statements_per_trx``,
+  ``max_trx_per_connection``, ``database``, ``seed``, ``connections`` [the list],
+  ``description``).
+- ``runs``: one object per combination, in order:
+  - ``index``, ``label``, ``server_process`` {``pid`` (host PID), ``port``} (the server
+    is stopped by the time the report exists);
+  - ``requested``: ``innodb_flush_method``, ``innodb_flush_log_at_trx_commit``,
+    ``log_bin``, ``sync_binlog`` (null: the server's default), ``innodb_buffer_pool_size``,
+    ``connections``, ``extra``;
+  - ``read_back``: what the server ran with (SHOW GLOBAL VARIABLES): ``version``,
+    ``product``, ``sim_flavor``, ``innodb_flush_method``, ``flush_method_source``,
+    ``innodb_flush_log_at_trx_commit``, ``log_bin``, ``sync_binlog``,
+    ``innodb_buffer_pool_size``, ``innodb_doublewrite``, ``innodb_use_fdatasync``,
+    ``innodb_io_capacity``, ``innodb_io_capacity_max``, ``redo_capacity_bytes``,
+    ``innodb_page_size``, ``datadir``; ``settings_match`` (bool) and
+    ``settings_mismatch`` [lines];
+  - ``measured``: the compared figures ``tps`` (client side), ``commit_latency_p50_ms``,
+    ``commit_latency_p99_ms`` (the COMMIT round trip), ``data_fsyncs_per_s``,
+    ``data_writes_per_s``, ``data_fsyncs_per_data_write`` (status deltas); and
+    ``client`` {``seconds``, ``commits``, ``tps``, ``commit_latency_ms`` and
+    ``trx_latency_ms`` {``mean``, ``p50``, ``p95``, ``p99``}, ``errors``, ``retries``,
+    ``warmup_s``, ``warmup_commits``, ``error_messages``, ``client_cpu`` {``cpu_s``,
+    ``cpu_us_per_trx``, ``runq_wait_us_per_trx``, ``busy_max``,
+    ``busy_mean`` (fraction of a core per process), ``share_of_machine``,
+    ``bottleneck``, ``bottleneck_reasons``}, ``per_connection_commits``, ``notes``},
+    ``status_seconds``, ``status_deltas`` (SHOW GLOBAL STATUS counter deltas),
+    ``observed`` (the advisor's figures from those deltas, keys as in
+    ``innoflush advise --json``), ``server_cpu_s``, ``server_cpu_us_per_trx``,
+    ``server_cpu_split`` {``connection_threads`` (count), ``connection_threads_s``,
+    ``background_s``} or null (/proc/PID/task unreadable),
+    ``machine_cpu_busy`` (fraction of all cores, /proc/stat), ``machine_cpu``
+    {``busy``, ``steal``, ``other`` (busy outside the server and the clients)} or null,
+    ``runq_wait`` {``server_us_per_trx``, ``clients_us_per_trx``} (time the threads waited
+    on a run queue for a CPU, /proc schedstat, per commit),
+    ``loopback``
+    {``round_trips``, ``wall_us``, ``client_cpu_us``, ``server_cpu_us``,
+    ``outside_client_us``, ``wait_us``} (``SELECT 1`` round trips on the idle server),
+    ``files``
+    {``files_written``, ``tablespaces_written``, ``growth_bytes``} or null;
+  - ``workload``: the simulator Workload fed to the model (``connections``,
+    ``cpu_us_per_trx``, ``client_us_per_trx``, ``redo_bytes_per_trx``,
+    ``binlog_bytes_per_trx``, ``pages_dirtied_per_trx``, ``tablespaces``,
+    ``growth_bytes_per_trx``, ``extend_bytes``), ``spec``, ``derivation`` [how each was
+    measured], ``sim_config`` (the simulator ServerConfig from the read-back settings);
+  - ``predicted``: the compared figures (same keys as ``measured``'s; the commit
+    latencies are the simulated wait for durability plus ``commit_round_trip_ms``, one
+    measured ``SELECT 1`` round trip) and ``sim_commit_latency_ms`` (the simulated wait
+    alone: ``mean``, ``p50``, ``p95``, ``p99``), ``trx_latency_ms``, ``commits``, ``status_per_s``,
+    ``syncs_per_s``, ``group_commit``, ``cpu_util``, ``device_flush_util``,
+    ``checkpoint_stall_s``, ``sim_duration_s``, ``seed``, ``profile``, ``notes``;
+  - ``errors_pct``: for each compared figure, predicted / measured − 1 in % (null when
+    either is missing or the measured value is 0);
+  - ``advise``: ``findings`` [{``id``, ``setting``, ``current``, ``recommended``,
+    ``severity``, ``why``, ``risk``}], ``cannot_judge``, ``warnings``, ``error`` (null,
+    or why advise did not run);
+  - ``notes``: what to know about this run (client bottleneck, CPU saturation, errors,
+    settings not as requested).
+- ``warnings``: problems of the whole lab (tmpfs storage, leftovers).
+"""
+
+from __future__ import annotations
+
+import json
+
+from tabulate import tabulate
+
+from ..units import format_size
+
+SCHEMA = "innoflush.lab-run/1"
+
+FIGURES = (("tps", "TPS"),
+           ("commit_latency_p50_ms", "commit p50 ms"),
+           ("commit_latency_p99_ms", "commit p99 ms"),
+           ("data_fsyncs_per_s", "Innodb_data_fsyncs/s"),
+           ("data_writes_per_s", "Innodb_data_writes/s"),
+           ("data_fsyncs_per_data_write", "data fsyncs / data write"))
+
+
+def to_json(report: dict) -> str:
+    return json.dumps(report, indent=2, default=str) + "\n"
+
+
+def num(x) -> str:
+    """3-4 significant digits, thousands separated; '-' for None."""
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "ON" if x else "OFF"
+    if not isinstance(x, int | float):
+        return str(x)
+    a = abs(x)
+    if a >= 1000:
+        return f"{x:,.0f}"
+    if a >= 100:
+        return f"{x:.1f}"
+    if a >= 10:
+        return f"{x:.2f}"
+    if a >= 1:
+        return f"{x:.3f}"
+    if a == 0:
+        return "0"
+    return f"{x:.3g}"
+
+
+def pct(x) -> str:
+    return "-" if x is None else f"{x:+.0f}%"
+
+
+def _onoff(x) -> str:
+    return "ON" if x else "OFF"
+
+
+def _read_back_line(b: dict) -> str:
+    bp = b.get("innodb_buffer_pool_size")
+    return (f"innodb_flush_method={b['innodb_flush_method']}, "
+            f"innodb_flush_log_at_trx_commit={b['innodb_flush_log_at_trx_commit']}, "
+            f"log_bin={_onoff(b['log_bin'])}, sync_binlog={b['sync_binlog']}, "
+            f"innodb_doublewrite={b['innodb_doublewrite']}, buffer pool "
+            f"{format_size(bp) if bp else '-'}")
+
+
+def _workload_line(w: dict) -> str:
+    return (f"server CPU {num(w['cpu_us_per_trx'])} µs/trx, client {num(w['client_us_per_trx'])}"
+            f" µs/trx, redo {num(w['redo_bytes_per_trx'])} B/trx, "
+            f"{num(w['pages_dirtied_per_trx'])} page writes/trx, {w['tablespaces']} "
+            f"tablespace(s), growth {num(w['growth_bytes_per_trx'])} B/trx")
+
+
+def render_run(r: dict, total: int) -> str:
+    out: list[str] = []
+    q = r["requested"]
+    head = (f"run {r['index']}/{total}: {q['innodb_flush_method']}, trx_commit="
+            f"{q['innodb_flush_log_at_trx_commit']}, log_bin {_onoff(q['log_bin'])}"
+            + (f", sync_binlog={q['sync_binlog']}" if q["sync_binlog"] is not None else "")
+            + f", {q['connections']} connection(s)")
+    out.append(head)
+    b = r["read_back"]
+    out.append(f"  server ran with: {_read_back_line(b)} — "
+               + ("as requested" if r["settings_match"] else "NOT as requested"))
+    m, p, e = r["measured"], r["predicted"], r["errors_pct"]
+    rows = [[label, num(m.get(k)), num(p.get(k)), pct(e.get(k))] for k, label in FIGURES]
+    table = tabulate(rows, headers=["figure", "measured", "predicted", "error"],
+                     tablefmt="simple", disable_numparse=True, colalign=("left", "right",
+                                                                         "right", "right"))
+    out += ["  " + line for line in table.splitlines()]
+    c = m["client"]
+    cc = c["client_cpu"]
+    out.append(f"  measured: {c['commits']:,} commits in {c['seconds']:.1f} s; transaction "
+               f"p50 {num(c['trx_latency_ms']['p50'])} ms, p99 "
+               f"{num(c['trx_latency_ms']['p99'])} ms; errors {c['errors']}, retries "
+               f"{c['retries']}")
+    sp = m.get("server_cpu_split")
+    split = ""
+    if sp and c["commits"]:
+        split = (f"; connection threads {num(sp['connection_threads_s'] * 1e6 / c['commits'])}"
+                 f", background {num(sp['background_s'] * 1e6 / c['commits'])}")
+    out.append(f"  CPU: server {num(m['server_cpu_s'])} s ({num(m['server_cpu_us_per_trx'])} "
+               f"µs/trx{split}); clients {num(cc['cpu_s'])} s ({num(cc['cpu_us_per_trx'])} µs/trx, "
+               f"busiest process {cc['busy_max']:.0%} of a core, "
+               f"{cc['share_of_machine']:.0%} of the machine)"
+               + (f"; machine {m['machine_cpu_busy']:.0%} busy"
+                  if m.get("machine_cpu_busy") is not None else "")
+               + (f" ({m['machine_cpu']['other']:.0%} by others)"
+                  if (m.get("machine_cpu") or {}).get("other") else "")
+               + ("; CLIENT-BOUND" if cc["bottleneck"] else ""))
+    rq = m.get("runq_wait") or {}
+    if rq.get("server_us_per_trx") is not None or rq.get("clients_us_per_trx") is not None:
+        out.append(f"  waiting for a CPU (run queue): server {num(rq.get('server_us_per_trx'))}"
+                   f" µs/trx, clients {num(rq.get('clients_us_per_trx'))} µs/trx")
+    out.append(f"  fed to the model: {_workload_line(r['workload'])}")
+    out.append(f"  predicted: {p['sim_duration_s']:g} simulated s, CPU "
+               f"{p['cpu_util']:.0%}, device flush busy {p['device_flush_util']:.0%}, "
+               f"commits per redo sync {num(p['group_commit'].get('commits_per_redo_sync'))}")
+    a = r["advise"]
+    if a.get("error"):
+        out.append(f"  advise: {a['error']}")
+    elif a["findings"]:
+        for f in a["findings"]:
+            out.append(f"  advise [{f['severity']}] {f['setting']}: {f['current']} -> "
+                       f"{f['recommended']}")
+    else:
+        out.append("  advise: nothing to change")
+    for n in r["notes"]:
+        out.append(f"  note: {n}")
+    return "\n".join(out)
+
+
+def summary_table(report: dict) -> str:
+    rows = []
+    for r in report["runs"]:
+        q, m, p, e = r["requested"], r["measured"], r["predicted"], r["errors_pct"]
+        row = [r["index"], q["innodb_flush_method"], q["innodb_flush_log_at_trx_commit"],
+               q["connections"]]
+        for k, _ in FIGURES:
+            row.append(f"{num(m.get(k))} / {num(p.get(k))} ({pct(e.get(k))})")
+        rows.append(row)
+    headers = ["run", "flush_method", "trx", "conns", "TPS", "commit p50 ms", "commit p99 ms",
+               "data fsyncs/s", "data writes/s", "fsyncs/write"]
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+
+
+def render_text(report: dict) -> str:
+    out: list[str] = []
+    s, d = report["server"], report["device"]
+    out.append(f"innoflush lab run — {report['backend']} backend"
+               + (f" ({report['image']})" if report.get("image") else "")
+               + f", {s.get('version') or '?'} (model flavor {s.get('sim_flavor') or '?'})")
+    st = report["storage"]
+    out.append(f"storage: {st['datadir_on']} ({st.get('filesystem') or 'filesystem unknown'});"
+               f" device profile {report['profile']['name']} "
+               f"[{report['profile']['source']}]: fsync {num(d.get('fsync_median_us'))} µs, "
+               f"fdatasync {num(d.get('fdatasync_median_us'))} µs, cache verdict "
+               f"{d.get('verdict') or 'unknown'}")
+    w = report["workload"]
+    out.append(f"workload: {w['description']}; {w['duration_s']:g} s per run; "
+               f"{report['host']['cpu_cores']} CPU core(s) on this host, shared by the "
+               "server and the clients")
+    out.append("")
+    total = len(report["runs"])
+    for r in report["runs"]:
+        out.append(render_run(r, total))
+        out.append("")
+    out.append("measured / predicted (error = predicted / measured - 1):")
+    out.append(summary_table(report))
+    if report.get("warnings"):
+        out.append("")
+        out.append("warnings:")
+        out += [f"  - {x}" for x in report["warnings"]]
+    return "\n".join(out) + "\n"
+
+
+__all__ = ["SCHEMA", "num", "pct", "render_text", "summary_table", "to_json"]

@@ -1,0 +1,985 @@
+"""`innoflush lab run`: real servers under a workload, measured beside predicted.
+
+For every combination of flush method × trx_commit × sync_binlog × connections:
+
+1. start a fresh server (``LocalServer`` or ``DockerServer``, both ``LabServer``) in a
+   work directory under ``datadir_on`` (removed afterwards, always);
+2. read its settings back (SHOW GLOBAL VARIABLES through the advisor's ``gather_facts``):
+   the report shows what the server really ran with, and the prediction uses that;
+3. create the workload's table and preload it; time ``SELECT 1`` round trips (the
+   loopback estimate); start the client processes and let them connect;
+4. release the clients; after the warm-up (``warmup_s``, if any) snapshot SHOW GLOBAL
+   STATUS, the server's CPU time (``/proc/PID/stat``, per thread too) and run-queue waits
+   (``/proc/PID/task/*/schedstat``), the machine's CPU (``/proc/stat``) and the InnoDB
+   files' sizes and mtimes; run ``advise`` (sampling and rules, no simulation) in a thread
+   while the clients run; collect the clients; snapshot again;
+5. stop the server; then **predict**: ``simulate`` the read-back configuration on the
+   device profile with a Workload built from independently measured quantities (see
+   ``derive_workload``), and compare (``compare``: predicted / measured − 1).
+
+Nothing here fits the model to the measured TPS: the server CPU, client time, redo,
+page writes, tablespaces and growth per transaction are measured, and the TPS,
+latencies and counter rates are then predicted from them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InnoflushError, UsageError
+from .local import ServerOptions, port_in_use
+from .workload import KINDS, WorkloadError, WorkloadResult, WorkloadSpec, prepare, run_workload
+
+FLUSH_METHODS = ("fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC")
+BACKENDS = ("local", "docker")
+SIM_COMMITS = 30_000          # simulated commits per prediction (bounds its cost)
+SIM_MIN_S = 3.0               # ...but at least this many simulated seconds (page cleaner
+SIM_WARMUP_S = 1.0            #    and checkpoint run about once a second)
+LOOPBACK_ROUND_TRIPS = 500
+# Keyword arguments for innoflush.measure.measure_profile; None: its --quick preset.
+MEASURE_KW: dict | None = None
+
+
+class LabError(InnoflushError):
+    """A lab run failed (server, workload, sampling); carries the cause's exit code."""
+
+    def __init__(self, msg: str, exit_code: int = 1):
+        super().__init__(msg)
+        self.exit_code = exit_code
+
+
+@dataclass
+class LabOptions:
+    backend: str = "local"
+    image: str | None = None
+    basedir: str | None = None
+    flush_methods: list[str] = field(default_factory=lambda: ["O_DIRECT"])
+    trx_commits: list[int] = field(default_factory=lambda: [1])
+    sync_binlogs: list[int | None] = field(default_factory=lambda: [None])
+    log_bin: bool = False
+    connections: list[int] = field(default_factory=lambda: [1])
+    duration_s: float = 10.0
+    warmup_s: float = 0.0
+    workload: str = "insert"
+    rows_per_trx: tuple[int, int] = (1, 10)
+    datadir_on: str | None = None
+    profile_ref: str | None = None
+    measure: bool = False
+    buffer_pool: str = "256M"
+    port: int | None = None
+    extra: dict = field(default_factory=dict)
+    advise: bool = True
+    seed: int = 1
+
+    def validate(self) -> None:
+        if self.backend not in BACKENDS:
+            raise UsageError(f"--backend must be {' or '.join(BACKENDS)} (got {self.backend!r})")
+        if self.backend == "local" and self.image:
+            raise UsageError("--image is for --backend docker")
+        if self.backend == "docker" and self.basedir:
+            raise UsageError("--basedir is for --backend local")
+        for m in self.flush_methods:
+            if m not in FLUSH_METHODS:
+                raise UsageError(f"--flush-method {m!r}: choose from {', '.join(FLUSH_METHODS)} "
+                                 "(the methods the model simulates)")
+        for t in self.trx_commits:
+            if t not in (0, 1, 2):
+                raise UsageError(f"--trx-commit {t}: use 0, 1 or 2")
+        for s in self.sync_binlogs:
+            if s is not None and s < 0:
+                raise UsageError(f"--sync-binlog {s}: must be 0 or more")
+        for c in self.connections:
+            if not 1 <= c <= 1024:
+                raise UsageError(f"--connections {c}: must be between 1 and 1024")
+        if not 1 <= self.duration_s <= 3600:
+            raise UsageError(f"--duration must be between 1 and 3600 s (got {self.duration_s:g})")
+        if not 0 <= self.warmup_s <= 3600:
+            raise UsageError(f"--warmup must be between 0 and 3600 s (got {self.warmup_s:g})")
+        if self.workload not in KINDS:
+            raise UsageError(f"--workload must be {' or '.join(KINDS)}")
+        if self.profile_ref and self.measure:
+            raise UsageError("give --profile or --measure, not both")
+        if self.port is not None and not 0 < self.port < 65536:
+            raise UsageError(f"--port {self.port} is out of range")
+        if self.port is not None and port_in_use(self.port):
+            raise UsageError(f"--port {self.port} on 127.0.0.1 is in use: choose another "
+                             "port or leave --port out to get a free one")
+        spec = self.spec(self.connections[0])
+        spec.validate()
+
+    def spec(self, connections: int) -> WorkloadSpec:
+        return WorkloadSpec(kind=self.workload, connections=connections,
+                            duration_s=self.duration_s, warmup_s=self.warmup_s,
+                            rows_per_trx=tuple(self.rows_per_trx),
+                            seed=self.seed)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    index: int
+    total: int
+    flush_method: str
+    trx_commit: int
+    sync_binlog: int | None
+    connections: int
+
+    @property
+    def label(self) -> str:
+        s = f"{self.flush_method}, trx_commit={self.trx_commit}"
+        if self.sync_binlog is not None:
+            s += f", sync_binlog={self.sync_binlog}"
+        return s + f", {self.connections} conn"
+
+    def requested(self, opts: LabOptions) -> dict:
+        return {"innodb_flush_method": self.flush_method,
+                "innodb_flush_log_at_trx_commit": self.trx_commit,
+                "log_bin": opts.log_bin, "sync_binlog": self.sync_binlog,
+                "innodb_buffer_pool_size": opts.buffer_pool, "connections": self.connections,
+                "extra": dict(opts.extra)}
+
+
+def plan_runs(opts: LabOptions) -> list[RunPlan]:
+    combos = list(itertools.product(opts.flush_methods, opts.trx_commits, opts.sync_binlogs,
+                                    opts.connections))
+    return [RunPlan(i + 1, len(combos), m, t, s, c) for i, (m, t, s, c) in enumerate(combos)]
+
+
+# ---- measuring on the host: process CPU, machine CPU, the InnoDB files -----------------
+
+def proc_cpu_seconds(pid: int, stat_path: str | None = None) -> float | None:
+    """utime + stime of a process (all its threads), from /proc/PID/stat; None if gone."""
+    path = stat_path or f"/proc/{pid}/stat"
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2:].split()
+    try:
+        ticks = int(fields[11]) + int(fields[12])   # fields 14 and 15 of proc(5)
+    except (IndexError, ValueError):
+        return None
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(pid: int, task_dir: str | None = None) -> dict[int, float]:
+    """{thread id: utime + stime seconds} of every thread of a process ({} if unreadable)."""
+    root = task_dir or f"/proc/{pid}/task"
+    out: dict[int, float] = {}
+    try:
+        tids = os.listdir(root)
+    except OSError:
+        return out
+    for tid in tids:
+        sec = proc_cpu_seconds(0, os.path.join(root, tid, "stat"))
+        if sec is not None and tid.isdigit():
+            out[int(tid)] = sec
+    return out
+
+
+def split_server_cpu(total_s: float | None, before_clients: dict, at_start: dict,
+                     at_end: dict) -> dict | None:
+    """The server's CPU over the run split into its connection threads (the threads that
+    appeared while the clients connected) and the rest (background threads: page
+    cleaner, purge, I/O, timers; also threads that exited during the run)."""
+    if total_s is None or not at_start or not at_end:
+        return None
+    conn_tids = set(at_start) - set(before_clients)
+    fg = sum(max(0.0, at_end[t] - at_start[t]) for t in conn_tids if t in at_end)
+    return {"connection_threads": len(conn_tids), "connection_threads_s": round(fg, 3),
+            "background_s": round(max(0.0, total_s - fg), 3)}
+
+
+def machine_cpu(stat_path: str = "/proc/stat") -> dict | None:
+    """All CPUs since boot, in seconds: ``busy`` (user, nice, system, irq, softirq),
+    ``steal`` (taken by the hypervisor), ``total``; None if unreadable."""
+    try:
+        with open(stat_path, encoding="ascii") as f:
+            first = f.readline().split()
+    except OSError:
+        return None
+    if not first or first[0] != "cpu":
+        return None
+    vals = [int(x) for x in first[1:9]] + [0] * 8
+    user, nice, system, idle, iowait, irq, softirq, steal = vals[:8]
+    hz = os.sysconf("SC_CLK_TCK")
+    return {"busy": (user + nice + system + irq + softirq) / hz, "steal": steal / hz,
+            "total": (user + nice + system + idle + iowait + irq + softirq + steal) / hz}
+
+
+def machine_usage(before: dict | None, after: dict | None, server_cpu_s: float | None,
+                  client_cpu_s: float) -> dict | None:
+    """Over the run, as fractions of all the machine's CPU time: ``busy``, ``steal``, and
+    ``other`` — busy time that was neither the server's nor the clients' (other processes,
+    interrupts, kernel threads)."""
+    if not before or not after:
+        return None
+    total = after["total"] - before["total"]
+    if total <= 0:
+        return None
+    busy = after["busy"] - before["busy"]
+    ours = (server_cpu_s or 0.0) + client_cpu_s
+    return {"busy": round(busy / total, 3),
+            "steal": round((after["steal"] - before["steal"]) / total, 3),
+            "other": round(max(0.0, busy - ours) / total, 3) if server_cpu_s is not None
+            else None}
+
+
+def _is_innodb_file(name: str) -> bool:
+    return (name.endswith(".ibd") or name.startswith("ibdata") or name.startswith("undo")) \
+        and not name.startswith("#")
+
+
+def innodb_files(datadir: str | os.PathLike) -> dict[str, tuple[int, int]] | None:
+    """{relative path: (size, mtime_ns)} of the tablespace files (ibdata*, undo*, *.ibd;
+    not the temporary tablespace); None when the datadir cannot be read."""
+    root = Path(datadir)
+    out: dict[str, tuple[int, int]] = {}
+    try:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if not d.startswith("#")]
+            for name in filenames:
+                if not _is_innodb_file(name):
+                    continue
+                p = os.path.join(dirpath, name)
+                try:
+                    st = os.stat(p)
+                except OSError:
+                    continue
+                out[os.path.relpath(p, root)] = (st.st_size, st.st_mtime_ns)
+    except OSError:
+        return None
+    return out if out else None
+
+
+def files_delta(before: dict | None, after: dict | None) -> dict | None:
+    """Tablespace files written (mtime moved, or new) and bytes grown between snapshots."""
+    if before is None or after is None:
+        return None
+    written, grown = [], 0
+    for name, (size, mtime) in after.items():
+        old = before.get(name)
+        if old is None:
+            written.append(name)
+            grown += size
+            continue
+        if mtime != old[1] or size != old[0]:
+            written.append(name)
+        grown += max(0, size - old[0])
+    return {"files_written": sorted(written), "tablespaces_written": len(written),
+            "growth_bytes": grown}
+
+
+def _schedstat(pid: int | None) -> dict[int, tuple[int, int]]:
+    """{thread id: (ns on a CPU, ns waiting on a run queue)} (/proc/PID/task/*/schedstat:
+    ns resolution, unlike the 10 ms ticks of /proc/PID/stat); {} if unreadable."""
+    out: dict[int, tuple[int, int]] = {}
+    if not pid:
+        return out
+    root = f"/proc/{pid}/task"
+    try:
+        tids = os.listdir(root)
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(os.path.join(root, tid, "schedstat"), encoding="ascii") as f:
+                a = f.read().split()
+            out[int(tid)] = (int(a[0]), int(a[1]))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def threads_runtime_ns(pid: int | None) -> int | None:
+    """Nanoseconds on a CPU, summed over a process's live threads; None if unreadable."""
+    st = _schedstat(pid)
+    return sum(v[0] for v in st.values()) if st else None
+
+
+def runq_wait_delta_s(before: dict, after: dict) -> float | None:
+    """Seconds the threads present in both snapshots waited on a run queue between them."""
+    if not before or not after:
+        return None
+    return sum(max(0, after[t][1] - before[t][1]) for t in after if t in before) / 1e9
+
+
+def loopback(conn, n: int = LOOPBACK_ROUND_TRIPS, server_pid: int | None = None) -> dict:
+    """Time n ``SELECT 1`` round trips on an idle server: the median wall time, the
+    median client CPU per round trip (CLOCK_PROCESS_CPUTIME_ID), the server's CPU per
+    round trip (all its threads, from schedstat, when server_pid is given), and what is
+    left: ``outside_client_us`` = wall − client CPU (the loopback and the server), and
+    ``wait_us`` = wall − client CPU − server CPU (the part no process's CPU time counts:
+    wake-ups, the loopback's softirq work where it is not charged to either), all in µs.
+    """
+    perf, cpu = time.perf_counter_ns, time.process_time_ns
+    walls, cpus = [], []
+    with conn.cursor() as cur:
+        for _ in range(20):
+            cur.execute("SELECT 1")
+            cur.fetchall()
+        s0 = threads_runtime_ns(server_pid)
+        for _ in range(n):
+            c = cpu()
+            t = perf()
+            cur.execute("SELECT 1")
+            cur.fetchall()
+            walls.append(perf() - t)
+            cpus.append(cpu() - c)
+        s1 = threads_runtime_ns(server_pid)
+    walls.sort()
+    cpus.sort()
+    wall_us = walls[len(walls) // 2] / 1e3
+    cpu_us = cpus[len(cpus) // 2] / 1e3
+    server_us = (s1 - s0) / n / 1e3 if s0 is not None and s1 is not None else None
+    outside = max(0.0, wall_us - cpu_us)
+    wait = max(0.0, outside - server_us) if server_us is not None else None
+    return {"round_trips": n, "wall_us": round(wall_us, 2), "client_cpu_us": round(cpu_us, 2),
+            "server_cpu_us": round(server_us, 2) if server_us is not None else None,
+            "outside_client_us": round(outside, 2),
+            "wait_us": round(wait, 2) if wait is not None else None}
+
+
+# ---- pure arithmetic: the workload from what was measured, and the comparison ------------
+
+def derive_workload(*, connections: int, commits: int, server_cpu_s: float | None,
+                    client_cpu_s: float, statements_per_trx: int, round_trip_us: float,
+                    observed, files: dict | None,
+                    round_trip_source: str = "SELECT 1 round trip") -> tuple:
+    """The simulator Workload from measured quantities (none fitted to the TPS).
+
+    - ``cpu_us_per_trx`` = server process CPU seconds over the run / commits (all its
+      threads: connection threads, page cleaner, log writer, purge);
+    - ``client_us_per_trx`` = client CPU per commit + statements per transaction ×
+      ``round_trip_us``: the part of a ``SELECT 1`` round trip that neither the client's
+      nor the server's CPU time counts (``loopback()['wait_us']``; both CPUs are already
+      in the two per-transaction CPU figures), or, where the server's CPU could not be
+      read, the part outside the client's CPU (``outside_client_us``);
+    - ``redo_bytes_per_trx``, ``pages_dirtied_per_trx``, ``binlog_bytes_per_trx``: the
+      advisor's arithmetic on the status deltas (``fit.workload_from_observed``);
+    - ``tablespaces`` = InnoDB files written during the run (mtime moved), at least 1;
+    - ``growth_bytes_per_trx`` = bytes those files grew / commits.
+
+    Returns (Workload, derivation lines).
+    """
+    from ..advisor.fit import workload_from_observed
+    from ..simulator import Workload
+
+    if commits <= 0:
+        raise LabError("the workload committed no transaction: nothing to derive a "
+                       "workload from")
+    base, _ = workload_from_observed(observed, connections)
+    lines: list[str] = [f"connections = {connections} (client processes)"]
+    if server_cpu_s is not None:
+        cpu_us = server_cpu_s * 1e6 / commits
+        lines.append(f"cpu_us_per_trx = {cpu_us:.1f} (server process CPU "
+                     f"{server_cpu_s:.3f} s / {commits:,} commits)")
+    else:
+        cpu_us = Workload().cpu_us_per_trx
+        lines.append(f"cpu_us_per_trx = {cpu_us:.1f} (default: the server's CPU time could "
+                     "not be read)")
+    client_cpu_us = client_cpu_s * 1e6 / commits
+    client_us = client_cpu_us + statements_per_trx * round_trip_us
+    lines.append(f"client_us_per_trx = {client_us:.1f} (client CPU {client_cpu_us:.1f} µs + "
+                 f"{statements_per_trx} statements × {round_trip_us:.1f} µs: "
+                 f"{round_trip_source})")
+    lines.append(f"client_cpu_us_per_trx = {client_cpu_us:.1f} (the client processes run on "
+                 "this host: their CPU competes with the server's for the same cores)")
+    lines.append(f"redo_bytes_per_trx = {base.redo_bytes_per_trx} (Innodb_os_log_written / "
+                 "commits)")
+    lines.append(f"pages_dirtied_per_trx = {base.pages_dirtied_per_trx:.4g} (the larger of "
+                 "Innodb_pages_written and pages flushed + growth of dirty pages, / commits)")
+    lines.append(f"binlog_bytes_per_trx = {base.binlog_bytes_per_trx}"
+                 + (" (Binlog_bytes_written / commits)" if observed.binlog_bytes_per_commit
+                    else " (simulator default: not counted or binlog off)"))
+    if files is not None:
+        tablespaces = max(1, files["tablespaces_written"])
+        growth = files["growth_bytes"] / commits
+        lines.append(f"tablespaces = {tablespaces} (InnoDB files written during the run: "
+                     f"{', '.join(files['files_written'][:6]) or 'none'})")
+        lines.append(f"growth_bytes_per_trx = {growth:.1f} ({files['growth_bytes']:,} bytes "
+                     f"of tablespace growth / commits)")
+    else:
+        tablespaces = Workload().tablespaces
+        growth = base.growth_bytes_per_trx
+        lines.append(f"tablespaces = {tablespaces} (default: the datadir was not readable)")
+        lines.append(f"growth_bytes_per_trx = {growth:.1f} (400 B per inserted row, assumed: "
+                     "the datadir was not readable)")
+    wl = Workload(connections=connections, cpu_us_per_trx=round(cpu_us, 3),
+                  client_us_per_trx=round(client_us, 3),
+                  client_cpu_us_per_trx=round(min(client_cpu_us, client_us), 3),
+                  redo_bytes_per_trx=base.redo_bytes_per_trx,
+                  binlog_bytes_per_trx=base.binlog_bytes_per_trx,
+                  pages_dirtied_per_trx=base.pages_dirtied_per_trx,
+                  tablespaces=tablespaces, growth_bytes_per_trx=round(growth, 3))
+    wl.validate()
+    return wl, lines
+
+
+COMPARED = ("tps", "commit_latency_p50_ms", "commit_latency_p99_ms", "data_fsyncs_per_s",
+            "data_writes_per_s", "data_fsyncs_per_data_write")
+
+
+def error_pct(measured, predicted) -> float | None:
+    """(predicted / measured - 1) in %, None when either is missing or measured is 0."""
+    if measured is None or predicted is None:
+        return None
+    if measured == 0:
+        return None
+    return round(100.0 * (predicted / measured - 1.0), 1)
+
+
+def compare(measured: dict, predicted: dict) -> dict:
+    """errors_pct for each COMPARED figure (flat dicts with those keys)."""
+    return {k: error_pct(measured.get(k), predicted.get(k)) for k in COMPARED}
+
+
+def measured_figures(wr: WorkloadResult, observed) -> dict:
+    lat = wr.to_dict()
+    return {"tps": round(wr.tps, 2),
+            "commit_latency_p50_ms": lat["commit_latency_ms"]["p50"],
+            "commit_latency_p99_ms": lat["commit_latency_ms"]["p99"],
+            "data_fsyncs_per_s": observed.data_fsyncs_per_s,
+            "data_writes_per_s": observed.data_writes_per_s,
+            "data_fsyncs_per_data_write": observed.data_fsyncs_per_data_write}
+
+
+def _plus(x, y):
+    return None if x is None else round(x + y, 4)
+
+
+def predicted_figures(r, commit_round_trip_ms: float = 0.0) -> dict:
+    """A SimResult as the flat figures compared, plus its detail.
+
+    The simulator's commit latency is the wait for durability only; the client measures
+    the COMMIT statement's round trip. So the compared commit latencies are the
+    simulated ones plus ``commit_round_trip_ms`` (one measured ``SELECT 1`` round trip:
+    what a COMMIT costs besides the wait); the raw ones are in ``sim_commit_latency_ms``.
+    """
+    d = r.duration_s or 1.0
+    fsyncs = r.status.get("Innodb_data_fsyncs", 0)
+    writes = r.status.get("Innodb_data_writes", 0)
+    rt = commit_round_trip_ms
+    return {"tps": round(r.tps, 2),
+            "commit_latency_p50_ms": _plus(r.commit_latency_ms.get("p50"), rt),
+            "commit_latency_p99_ms": _plus(r.commit_latency_ms.get("p99"), rt),
+            "commit_round_trip_ms": round(rt, 4),
+            "sim_commit_latency_ms": r.commit_latency_ms,
+            "data_fsyncs_per_s": round(fsyncs / d, 2),
+            "data_writes_per_s": round(writes / d, 2),
+            "data_fsyncs_per_data_write": (round(fsyncs / writes, 6) if writes else None),
+            "trx_latency_ms": r.trx_latency_ms,
+            "commits": r.commits, "status_per_s": {k: round(v / d, 2)
+                                                    for k, v in r.status.items()},
+            "syncs_per_s": r.syncs_per_s, "group_commit": r.group_commit,
+            "cpu_util": round(r.cpu_util, 4),
+            "device_flush_util": round(r.device_flush_util, 4),
+            "checkpoint_stall_s": round(r.checkpoint_stall_s, 4),
+            "sim_duration_s": r.duration_s, "seed": r.seed, "profile": r.profile,
+            "notes": list(r.notes)}
+
+
+def sim_duration(pilot_tps: float, run_s: float) -> float:
+    """Enough simulated seconds for about SIM_COMMITS commits, at least SIM_MIN_S, at most
+    the run's own duration (or SIM_MIN_S if that is shorter)."""
+    hi = max(SIM_MIN_S, run_s)
+    if pilot_tps <= 0:
+        return hi
+    return round(min(hi, max(SIM_MIN_S, SIM_COMMITS / pilot_tps)), 2)
+
+
+def predict(config, workload, profile, run_s: float, seed: int = 1):
+    """simulate() on the profile: a 1 s pilot picks the duration (SIM_COMMITS), then the
+    run. Returns the SimResult."""
+    from ..simulator import simulate
+
+    pilot = simulate(config, workload, profile, duration_s=1.0, seed=seed, warmup_s=0.2)
+    dur = sim_duration(pilot.tps, run_s)
+    return simulate(config, workload, profile, duration_s=dur, seed=seed,
+                    warmup_s=SIM_WARMUP_S)
+
+
+def sim_config(facts, cores: int):
+    """The simulator ServerConfig of the read-back settings: the advisor's
+    ``config_from_facts``, with innodb_max_dirty_pages_pct_lwm and
+    innodb_adaptive_flushing_lwm as the server has them (config_from_facts reads an lwm
+    of 0 — MariaDB's default, "no pre-flushing" — as 10)."""
+    from dataclasses import replace
+
+    from ..advisor.fit import config_from_facts
+
+    config, notes = config_from_facts(facts, cores)
+    changes = {}
+    for name in ("innodb_max_dirty_pages_pct_lwm", "innodb_adaptive_flushing_lwm"):
+        try:
+            value = float(facts.variables.get(name))
+        except (TypeError, ValueError):
+            continue
+        if 0 <= value <= 99 and value != getattr(config, name):
+            changes[name] = value
+    if changes:
+        config = replace(config, **changes)
+        config.validate()
+    return config, notes
+
+
+# ---- the backends ----------------------------------------------------------------------------
+
+def docker_server_class():
+    """innoflush.lab.docker_backend.DockerServer, imported only when asked for."""
+    try:
+        from .docker_backend import DockerServer
+    except ImportError as exc:
+        raise UsageError(f"--backend docker is not available in this build "
+                         f"(innoflush.lab.docker_backend cannot be imported: {exc}); use "
+                         "--backend local") from None
+    return DockerServer
+
+
+def make_server(opts: LabOptions, workdir: Path, options: ServerOptions):
+    """A LabServer for the backend (DockerServer imported only when asked for)."""
+    if opts.backend == "local":
+        from .local import LocalServer
+
+        return LocalServer(workdir, options, basedir=opts.basedir, port=opts.port,
+                           remove_on_stop=True)
+    DockerServer = docker_server_class()
+    import inspect
+
+    try:
+        params = inspect.signature(DockerServer).parameters
+    except (TypeError, ValueError):
+        params = {}
+    kw: dict = {"remove_on_stop": True} if "remove_on_stop" in params else {}
+    if opts.image:
+        kw["image"] = opts.image
+    if opts.port is not None:
+        if "port" not in params:
+            raise UsageError("--port is not supported by the docker backend")
+        kw["port"] = opts.port
+    return DockerServer(workdir, options, **kw)
+
+
+def server_options(opts: LabOptions, plan: RunPlan) -> ServerOptions:
+    return ServerOptions(innodb_flush_method=plan.flush_method,
+                         innodb_flush_log_at_trx_commit=plan.trx_commit, log_bin=opts.log_bin,
+                         sync_binlog=plan.sync_binlog, innodb_buffer_pool_size=opts.buffer_pool,
+                         extra=dict(opts.extra))
+
+
+def read_back(facts) -> dict:
+    """What the server really ran with (from SHOW GLOBAL VARIABLES)."""
+    v = facts.variables
+    return {"version": facts.version, "product": facts.product, "sim_flavor": facts.sim_flavor,
+            "innodb_flush_method": facts.flush_method,
+            "flush_method_source": facts.flush_method_source,
+            "innodb_flush_log_at_trx_commit": facts.trx_commit,
+            "log_bin": facts.log_bin, "sync_binlog": facts.sync_binlog,
+            "innodb_buffer_pool_size": facts.buffer_pool_bytes,
+            "innodb_doublewrite": facts.doublewrite,
+            "innodb_use_fdatasync": facts.use_fdatasync,
+            "innodb_io_capacity": facts.io_capacity,
+            "innodb_io_capacity_max": facts.io_capacity_max,
+            "redo_capacity_bytes": facts.redo_capacity_bytes,
+            "innodb_page_size": facts.page_size,
+            "datadir": v.get("datadir")}
+
+
+def settings_mismatch(requested: dict, back: dict) -> list[str]:
+    """The requested settings the server did not run with (each as one line)."""
+    from ..units import parse_size
+
+    out = []
+    if back["innodb_flush_method"] != requested["innodb_flush_method"]:
+        out.append(f"innodb_flush_method: requested {requested['innodb_flush_method']}, the "
+                   f"server ran with {back['innodb_flush_method']} "
+                   f"({back['flush_method_source']})")
+    if back["innodb_flush_log_at_trx_commit"] != requested["innodb_flush_log_at_trx_commit"]:
+        out.append(f"innodb_flush_log_at_trx_commit: requested "
+                   f"{requested['innodb_flush_log_at_trx_commit']}, ran with "
+                   f"{back['innodb_flush_log_at_trx_commit']}")
+    if bool(back["log_bin"]) != bool(requested["log_bin"]):
+        out.append(f"log_bin: requested {'ON' if requested['log_bin'] else 'OFF'}, ran with "
+                   f"{'ON' if back['log_bin'] else 'OFF'}")
+    if requested["sync_binlog"] is not None and back["sync_binlog"] != requested["sync_binlog"]:
+        out.append(f"sync_binlog: requested {requested['sync_binlog']}, ran with "
+                   f"{back['sync_binlog']}")
+    try:
+        want = parse_size(requested["innodb_buffer_pool_size"])
+    except InnoflushError:
+        want = None
+    if want and back["innodb_buffer_pool_size"] and back["innodb_buffer_pool_size"] != want:
+        out.append(f"innodb_buffer_pool_size: requested {requested['innodb_buffer_pool_size']}"
+                   f", ran with {back['innodb_buffer_pool_size']}")
+    return out
+
+
+def model_notes(facts, config) -> list[str]:
+    """Where the server's read-back settings go beyond what the model knows."""
+    notes = []
+    method = facts.flush_method
+    if method and method != config.innodb_flush_method:
+        notes.append(f"innodb_flush_method={method} is simulated as "
+                     f"{config.innodb_flush_method}")
+    return notes
+
+
+def connection_params(server) -> dict:
+    """PyMySQL keywords for a client process: the backend's own (DockerServer has a
+    password and maybe TLS), else root without a password on HOST:port (LocalServer)."""
+    get = getattr(server, "connection_args", None)
+    if callable(get):
+        return dict(get())
+    return {"host": server.HOST, "port": server.port, "user": "root", "password": ""}
+
+
+# ---- one run ---------------------------------------------------------------------------------
+
+class _AdviseThread(threading.Thread):
+    """advise() (sampling and rules, no simulation) on its own session, during the run."""
+
+    def __init__(self, server, profile, interval_s: float, connections: int,
+                 is_local: bool):
+        super().__init__(name="innoflush-lab-advise", daemon=True)
+        self.server, self.profile, self.is_local = server, profile, is_local
+        self.interval_s, self.connections = interval_s, connections
+        self.result: dict | None = None
+        self.error: str | None = None
+
+    def run(self) -> None:
+        from ..advisor.advise import advise
+        from ..advisor.connect import ReadOnlySession
+
+        session = None
+        try:
+            session = ReadOnlySession(self.server.connect(autocommit=None))
+            self.result = advise(session, conn_public={
+                "target": f"{self.server.HOST}:{self.server.port}", "user": "root",
+                "tls": False, "password_source": "none"}, is_local=self.is_local,
+                interval_s=self.interval_s, samples=1, profile=self.profile, predict=False,
+                connections=self.connections)
+        except Exception as exc:  # noqa: BLE001 - reported in the run, not fatal
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            if session is not None:
+                session.close()
+
+
+def advise_summary(report: dict | None, error: str | None) -> dict:
+    if report is None:
+        return {"findings": [], "cannot_judge": [], "warnings": [],
+                "error": error or "advise did not finish"}
+    return {"findings": [{"id": f["id"], "setting": f["setting"], "current": f["current"],
+                          "recommended": f["recommended"], "severity": f["severity"],
+                          "why": f["why"], "risk": f["risk"]}
+                         for f in report["findings"]],
+            "cannot_judge": report["cannot_judge"], "warnings": report["warnings"],
+            "error": None}
+
+
+def _status_snapshot(session):
+    from ..advisor.sampling import Snapshot, read_status
+
+    return Snapshot(time.monotonic(), read_status(session))
+
+
+def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress) -> dict:
+    """Start a server, drive the workload, take the deltas, stop it; then predict."""
+    from ..advisor.connect import ReadOnlySession
+    from ..advisor.facts import gather_facts
+    from ..advisor.sampling import interval_between, observe
+
+    spec = opts.spec(plan.connections)
+    cores = os.cpu_count() or 1
+    requested = plan.requested(opts)
+    say = (lambda phase: progress(plan, phase)) if progress else (lambda phase: None)
+    server = make_server(opts, workdir, server_options(opts, plan))
+    advisor = None
+    try:
+        say("starting the server")
+        try:
+            server.start()
+        except InnoflushError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a backend's own error: one line
+            raise LabError(f"{opts.backend} backend: {type(exc).__name__}: {exc}") from None
+        conn = server.connect()
+        session = ReadOnlySession(conn)
+        facts = gather_facts(session)
+        back = read_back(facts)
+        mismatch = settings_mismatch(requested, back)
+        say("creating the schema and preloading")
+        prepare(conn, spec)
+        pid = server.server_pid()
+        port = server.port
+        rtt = loopback(conn, server_pid=pid)
+        threads_pre = thread_cpu(pid) if pid else {}
+        params = connection_params(server)
+        snaps: dict = {}
+
+        def at_start():
+            snaps["files0"] = innodb_files(server.datadir)
+            snaps["cpu0"] = proc_cpu_seconds(pid) if pid else None
+            snaps["threads0"] = thread_cpu(pid) if pid else {}
+            snaps["sched0"] = _schedstat(pid)
+            snaps["mach0"] = machine_cpu()
+            snaps["a"] = _status_snapshot(session)
+
+        def during():
+            nonlocal advisor
+            say(f"measuring the {spec.kind} workload for {spec.duration_s:g} s")
+            if opts.advise:
+                advisor = _AdviseThread(server, profile, max(1.0, spec.duration_s - 1.0),
+                                        plan.connections, is_local=opts.backend == "local")
+                advisor.start()
+
+        say("starting the client processes"
+            + (f" ({spec.warmup_s:g} s of warm-up first)" if spec.warmup_s else ""))
+        wr = run_workload(params, spec, cores, at_start=at_start, during=during)
+        b = _status_snapshot(session)
+        cpu1 = proc_cpu_seconds(pid) if pid else None
+        threads1 = thread_cpu(pid) if pid else {}
+        sched1 = _schedstat(pid)
+        mach1 = machine_cpu()
+        files1 = innodb_files(server.datadir)
+        if advisor is not None:
+            advisor.join(timeout=max(5.0, spec.duration_s))
+        iv = interval_between(0, snaps["a"], b)
+        if not iv.valid:
+            raise LabError(f"the status counters cannot be used: {iv.problem}")
+        redo_wt = (facts.flush_method == "O_DSYNC" or str(facts.variables.get(
+            "innodb_log_file_write_through", "")).upper() == "ON")
+        observed = observe(iv, facts.product, facts.log_bin, facts.trx_commit,
+                           facts.flush_log_at_timeout, redo_wt)
+        session.close()
+        say("stopping the server")
+    finally:
+        server.stop()
+        if advisor is not None:
+            advisor.join(timeout=5)
+    if server.is_running():
+        raise LabError("the server is still running after stop()")
+
+    notes: list[str] = []
+    server_cpu_s = None
+    if snaps.get("cpu0") is not None and cpu1 is not None:
+        server_cpu_s = round(cpu1 - snaps["cpu0"], 3)
+    else:
+        notes.append("the server's CPU time was not readable (/proc/PID/stat): the model's "
+                     "server CPU per transaction is its default")
+    split = split_server_cpu(server_cpu_s, threads_pre, snaps.get("threads0") or {},
+                             threads1)
+    files = files_delta(snaps.get("files0"), files1)
+    client = wr.to_dict()
+    ccpu = client["client_cpu"]
+    server_wait = runq_wait_delta_s(snaps.get("sched0") or {}, sched1)
+    runq = {"server_us_per_trx": (round(server_wait * 1e6 / wr.commits, 2)
+                                  if server_wait is not None and wr.commits else None),
+            "clients_us_per_trx": ccpu.get("runq_wait_us_per_trx")}
+    waited = (runq["server_us_per_trx"] or 0.0) + (runq["clients_us_per_trx"] or 0.0)
+    trx_mean_us = (client["trx_latency_ms"]["mean"] or 0.0) * 1e3
+    if trx_mean_us and waited >= 0.2 * trx_mean_us:
+        notes.append(f"threads waited {waited:,.0f} µs per transaction for a CPU (run queue: "
+                     f"server {runq['server_us_per_trx'] or 0:,.0f}, clients "
+                     f"{runq['clients_us_per_trx'] or 0:,.0f}), {waited / trx_mean_us:.0%} of "
+                     "the mean transaction time: the model has no scheduler (its CPU is a "
+                     "queue of whole per-transaction slices), so it misses these waits")
+    usage = machine_usage(snaps.get("mach0"), mach1, server_cpu_s, ccpu["cpu_s"])
+    machine = usage["busy"] if usage else None
+    if wr.errors:
+        notes.append(f"{wr.errors} transaction(s) failed (counted, not in the commits): "
+                     + "; ".join(client["error_messages"][:2]))
+    if wr.retries:
+        notes.append(f"{wr.retries} transaction(s) rolled back on deadlock/lock wait and "
+                     "replaced")
+    if ccpu["bottleneck"]:
+        notes.append("the load generator may have been the bottleneck: "
+                     + "; ".join(ccpu["bottleneck_reasons"]))
+    if machine is not None and machine >= 0.9:
+        share = ccpu["share_of_machine"]
+        notes.append(f"the machine's CPU was saturated ({machine:.0%} busy over {cores} "
+                     f"core(s); the clients took {share:.0%} of it): clients and server "
+                     "competed for the CPU, which the model gives to the server alone")
+    if usage and usage["other"] is not None and usage["other"] >= 0.1:
+        notes.append(f"other load on this machine: {usage['other']:.0%} of its CPU was busy "
+                     "outside the server and the clients (other processes, interrupts, "
+                     "kernel threads); the model assumed all cores free")
+    if usage and usage["steal"] >= 0.05:
+        notes.append(f"the hypervisor took {usage['steal']:.0%} of the CPU time (steal): "
+                     "the cores were not all ours")
+    if mismatch:
+        notes.append("the server did not run with the requested settings: "
+                     + "; ".join(mismatch) + " (the prediction uses what it ran with)")
+    if observed.commits and abs(observed.commits - wr.commits) > max(2, 0.01 * wr.commits):
+        notes.append(f"server-side commits ({observed.commits:,}, {observed.commits_source}) "
+                     f"differ from the client's ({wr.commits:,})")
+    measured = measured_figures(wr, observed)
+    measured_doc = {
+        **measured, "client": client,
+        "status_seconds": round(iv.seconds, 3), "status_deltas": dict(iv.deltas),
+        "observed": observed.to_dict(), "server_cpu_s": server_cpu_s,
+        "server_cpu_us_per_trx": (round(server_cpu_s * 1e6 / wr.commits, 2)
+                                  if server_cpu_s is not None and wr.commits else None),
+        "server_cpu_split": split, "machine_cpu_busy": machine, "machine_cpu": usage,
+        "runq_wait": runq,
+        "loopback": rtt,
+        "files": files}
+    if wr.commits == 0:
+        raise LabError(f"run {plan.index}/{plan.total} ({plan.label}): the workload "
+                       "committed no transaction"
+                       + (f" ({client['error_messages'][0]})" if client["error_messages"]
+                          else ""))
+    say("simulating the same configuration")
+    if rtt.get("wait_us") is not None:
+        rt_us = rtt["wait_us"]
+        rt_src = (f"a SELECT 1 round trip ({rtt['wall_us']:.1f} µs) less the client's "
+                  f"({rtt['client_cpu_us']:.1f}) and the server's ({rtt['server_cpu_us']:.1f})"
+                  " CPU")
+    else:
+        rt_us = rtt["outside_client_us"]
+        rt_src = (f"a SELECT 1 round trip ({rtt['wall_us']:.1f} µs) less the client's CPU "
+                  f"({rtt['client_cpu_us']:.1f}); the server's CPU was not readable")
+    config, cfg_notes = sim_config(facts, cores)
+    workload, lines = derive_workload(
+        connections=plan.connections, commits=wr.commits, server_cpu_s=server_cpu_s,
+        client_cpu_s=ccpu["cpu_s"], statements_per_trx=spec.statements_per_trx,
+        round_trip_us=rt_us, round_trip_source=rt_src, observed=observed, files=files)
+    lines += [f"cpu_cores = {cores} (this host)"] + cfg_notes
+    sim = predict(config, workload, profile, spec.duration_s, seed=opts.seed)
+    predicted = predicted_figures(sim, rtt["wall_us"] / 1e3)
+    notes += model_notes(facts, config)
+    return {
+        "index": plan.index, "label": plan.label,
+        "server_process": {"pid": pid, "port": port},
+        "requested": requested, "read_back": back, "settings_match": not mismatch,
+        "settings_mismatch": mismatch,
+        "measured": measured_doc,
+        "workload": {**workload.to_dict(), "spec": spec.to_dict(), "derivation": lines,
+                     "sim_config": config.to_dict()},
+        "predicted": predicted,
+        "errors_pct": compare(measured, predicted),
+        "advise": advise_summary(advisor.result if advisor else None,
+                                 advisor.error if advisor else "not run (--no-advise)"),
+        "notes": notes,
+    }
+
+
+# ---- the whole lab ------------------------------------------------------------------------------
+
+def _filesystem(path: str) -> str | None:
+    from ..advisor.facts import filesystem_of
+
+    return filesystem_of(path)
+
+
+def make_base_dir(datadir_on: str | None) -> Path:
+    """A fresh directory for the servers' work directories under datadir_on (or the
+    current directory): UsageError when it does not exist or is not writable."""
+    parent = Path(datadir_on) if datadir_on else Path.cwd()
+    if not parent.exists():
+        raise UsageError(f"--datadir-on {parent}: no such directory")
+    if not parent.is_dir():
+        raise UsageError(f"--datadir-on {parent}: not a directory")
+    try:
+        return Path(tempfile.mkdtemp(prefix="innoflush-lab-", dir=parent))
+    except OSError as exc:
+        raise UsageError(f"--datadir-on {parent} is not writable "
+                         f"({exc.strerror or exc}): give a directory on the storage to "
+                         "test that this user can write to") from None
+
+
+def load_or_measure(opts: LabOptions, base: Path, progress_line):
+    from ..profiles import load_profile
+
+    if opts.profile_ref:
+        return load_profile(opts.profile_ref), "profile"
+    from ..measure import measure_profile, quick_tests
+    from ..measure.run import QUICK_DURATION_S
+
+    if progress_line:
+        progress_line(f"measuring the storage under {base} (innoflush measure --quick)")
+    kw = MEASURE_KW
+    if kw is None:
+        kw = {"tests": quick_tests(), "duration_s": QUICK_DURATION_S, "quick": True}
+    profile = measure_profile(str(base), "lab-measured",
+                              f"measured by innoflush lab run in {base.parent}", **kw)
+    return profile, "measure"
+
+
+def lab_run(opts: LabOptions, progress=None, progress_line=None) -> dict:
+    """Every planned run, then the report dict (see lab/report.py for its keys).
+
+    progress(plan, phase) and progress_line(text) are called for progress messages.
+    Always stops every server and removes every work directory it created."""
+    from ..advisor.rules import device_from_profile
+    from .report import SCHEMA
+
+    opts.validate()
+    if opts.backend == "docker":
+        docker_server_class()
+    plans = plan_runs(opts)
+    if opts.profile_ref:
+        from ..profiles import load_profile
+
+        load_profile(opts.profile_ref)    # an unknown profile: exit 2 before anything runs
+    base = make_base_dir(opts.datadir_on)
+    warnings: list[str] = []
+    runs: list[dict] = []
+    try:
+        fs = _filesystem(str(base))
+        if fs in ("tmpfs", "ramfs"):
+            warnings.append(f"{base.parent} is on {fs}: memory, not storage — the figures "
+                            "say nothing about a disk (give --datadir-on a directory on the "
+                            "storage to test)")
+        profile, source = load_or_measure(opts, base, progress_line)
+        for plan in plans:
+            workdir = base / f"run-{plan.index}"
+            try:
+                runs.append(run_one(opts, plan, workdir, profile, progress))
+            except WorkloadError as exc:
+                raise LabError(f"run {plan.index}/{plan.total} ({plan.label}): {exc}") \
+                    from None
+            except LabError as exc:
+                msg = str(exc)
+                if not msg.startswith("run "):
+                    msg = f"run {plan.index}/{plan.total} ({plan.label}): {msg}"
+                raise LabError(msg, exc.exit_code) from None
+            except UsageError:
+                raise
+            except InnoflushError as exc:
+                raise LabError(f"run {plan.index}/{plan.total} ({plan.label}): {exc}",
+                               exc.exit_code) from None
+            finally:
+                shutil.rmtree(workdir, ignore_errors=True)
+                if workdir.exists():
+                    warnings.append(f"could not remove {workdir}")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    first = runs[0]["read_back"] if runs else {}
+    return {
+        "schema": SCHEMA,
+        "backend": opts.backend, "image": opts.image,
+        "server": {"product": first.get("product"), "version": first.get("version"),
+                   "sim_flavor": first.get("sim_flavor")},
+        "storage": {"datadir_on": str(base.parent), "filesystem": fs},
+        "profile": {"name": profile.name, "title": profile.title, "source": source},
+        "device": device_from_profile(profile, source).to_dict(),
+        "host": {"cpu_cores": os.cpu_count() or 1},
+        "workload": opts.spec(opts.connections[0]).to_dict() | {
+            "connections": list(opts.connections), "description":
+            opts.spec(opts.connections[0]).describe()},
+        "runs": runs,
+        "warnings": warnings,
+    }
+
+
+__all__ = ["COMPARED", "LabError", "LabOptions", "RunPlan", "compare", "derive_workload",
+           "error_pct", "files_delta", "innodb_files", "lab_run", "loopback",
+           "machine_cpu", "plan_runs", "predict", "proc_cpu_seconds", "sim_duration"]
