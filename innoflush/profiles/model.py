@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ProfileError
+from ..jsonfile import parse_json, read_json
 from ..stats import SHAPE_MEAN_ONLY, LatencySummary
 
 SCHEMA = "innoflush.device-profile/1"
@@ -249,23 +250,11 @@ class DeviceProfile:
 
     @classmethod
     def from_json(cls, text: str, where: str = "profile") -> DeviceProfile:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ProfileError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno})") \
-                from None
-        return cls.from_dict(data, where)
+        return cls.from_dict(parse_json(text, where), where)
 
     @classmethod
     def load(cls, path: str | Path) -> DeviceProfile:
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ProfileError(f"{p}: no such file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ProfileError(f"{p}: cannot read ({exc})") from None
-        return cls.from_json(text, str(p))
+        return cls.from_dict(read_json(path), str(path))
 
 
 def _interpolate(a: LatencySummary, b: LatencySummary, t: float) -> LatencySummary:

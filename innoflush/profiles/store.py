@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from importlib import resources
 from pathlib import Path
 
 from ..errors import ProfileError, UsageError
+from ..jsonfile import store_file
 from .model import NAME_RE, DeviceProfile
 
 
@@ -67,26 +67,5 @@ def save_profile(profile: DeviceProfile, overwrite: bool = False) -> Path:
     if not NAME_RE.match(profile.name):
         raise UsageError(f"bad profile name {profile.name!r}: use lowercase letters, digits, "
                          "'.', '_' and '-'")
-    d = user_profile_dir()
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot create profile store {d}: {exc.strerror}") from None
-    target = d / f"{profile.name}.json"
-    if target.exists() and not overwrite:
-        raise UsageError(f"profile {profile.name!r} already exists at {target} "
-                         "(use --force to replace it)")
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{profile.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(profile.to_json())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise UsageError(f"cannot write {target}: {exc.strerror}") from None
-    return target
+    return store_file(user_profile_dir(), profile.name, profile.to_json(), "profile",
+                      overwrite)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ProfileError, UsageError
+from ..jsonfile import read_json, store_file
 from ..profiles.model import NAME_RE
 from ..profiles.store import user_home
 from .config import Workload
@@ -73,17 +73,7 @@ def load_workload(ref: str) -> WorkloadProfile:
         path = workload_dir() / f"{ref}.json"
         if not path.is_file():
             raise ProfileError(f"unknown workload {ref!r} (looked in {workload_dir()})")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ProfileError(f"{path}: no such workload file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError(f"{path}: cannot read ({exc})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ProfileError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") \
-            from None
+    data = read_json(path, "workload file")
     return WorkloadProfile.from_dict(data, str(path))
 
 
@@ -91,21 +81,5 @@ def save_workload(profile: WorkloadProfile, overwrite: bool = False) -> Path:
     if not NAME_RE.match(profile.name):
         raise UsageError(f"bad workload name {profile.name!r}: use lowercase letters, "
                          "digits, '.', '_' and '-'")
-    d = workload_dir()
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot create {d}: {exc.strerror}") from None
-    target = d / f"{profile.name}.json"
-    if target.exists() and not overwrite:
-        raise UsageError(f"workload {profile.name!r} already exists at {target} "
-                         "(use --force to replace it)")
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{profile.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(profile.to_json())
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise UsageError(f"cannot write {target}: {exc.strerror}") from None
-    return target
+    return store_file(workload_dir(), profile.name, profile.to_json(), "workload",
+                      overwrite)
