@@ -78,6 +78,25 @@ def test_derive_workload_from_measured_quantities():
     assert "0.250 s / 1,000 commits" in text and "db/t.ibd" in text
 
 
+def test_derive_workload_extension_step_from_the_polled_file_sizes():
+    obs = _observed()
+    files = {"files_written": ["db/t.ibd"], "tablespaces_written": 1,
+             "growth_bytes": 6 * 1024 * 1024}
+    ext = {"extensions": 4, "grown_bytes": 6 * 1024 * 1024, "polls": 100,
+           "interval_s": 0.025, "mean_step_bytes": 1536 * 1024}
+    wl, lines = derive_workload(connections=1, commits=1000, server_cpu_s=0.1,
+                                client_cpu_s=0.1, statements_per_trx=2, round_trip_us=0.0,
+                                observed=obs, files=files, extensions=ext)
+    assert wl.extend_bytes == 1536 * 1024
+    assert any("grew 4 times" in x for x in lines)
+    wl, lines = derive_workload(connections=1, commits=1000, server_cpu_s=0.1,
+                                client_cpu_s=0.1, statements_per_trx=2, round_trip_us=0.0,
+                                observed=obs, files=files,
+                                extensions={**ext, "extensions": 0, "mean_step_bytes": None})
+    assert wl.extend_bytes == 4 * 1024 * 1024                # the simulator's default
+    assert any("no file grew" in x for x in lines)
+
+
 def test_derive_workload_fallbacks_and_no_commits():
     obs = _observed()
     wl, lines = derive_workload(connections=1, commits=1000, server_cpu_s=None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .facts import filesystem_of, gather_facts, local_datadir, same_filesystem
-from .fit import fit_workload
+from .fit import fit_workload, workload_from_profile
 from .predict import predict_findings
 from .report import build_report
 from .rules import Context, device_from_profile, evaluate
@@ -38,8 +38,11 @@ def measure_device(datadir: str):
 def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10.0,
            samples: int = 1, profile=None, measure: bool = False, durability: str = "strict",
            connections: int | None = None, predict: bool = True, seed: int = 1,
-           cpu_cores: int | None = None, progress=None) -> dict:
-    """Read the server, sample its counters, evaluate the rules; the report as a dict."""
+           cpu_cores: int | None = None, progress=None, workload_profile=None) -> dict:
+    """Read the server, sample its counters, evaluate the rules; the report as a dict.
+
+    workload_profile (a WorkloadProfile, ``--workload``): predict with its
+    per-transaction costs instead of fitting the CPU cost to the observed rate."""
     warnings: list[str] = []
     facts = gather_facts(session)
     datadir = local_datadir(facts, is_local)
@@ -79,8 +82,13 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
     fit = combined = None
     if profile is not None and predict:
         if observed.commits > 0:
-            fit = fit_workload(facts, observed, profile, connections=connections,
-                               cpu_cores=cpu_cores, seed=seed)
+            if workload_profile is not None:
+                fit = workload_from_profile(facts, observed, profile, workload_profile,
+                                            connections=connections, cpu_cores=cpu_cores,
+                                            seed=seed)
+            else:
+                fit = fit_workload(facts, observed, profile, connections=connections,
+                                   cpu_cores=cpu_cores, seed=seed)
             combined = predict_findings(ev.findings, fit, profile, seed=seed)
         else:
             ev.cannot_judge.append("predicted effects: no write transactions were committed "

@@ -79,12 +79,16 @@ def _progress(enabled: bool, samples: int):
                    "Threads_running).")
 @click.option("--cpu-cores", type=int, default=None,
               help="Server CPU cores, for the fit (default: this host's).")
+@click.option("--workload", "workload_ref", default=None, metavar="NAME|FILE",
+              help="Workload profile (`innoflush lab calibrate --save NAME`, or a JSON "
+                   "file): predict with its per-transaction costs instead of fitting them.")
 @click.option("--no-predict", is_flag=True, help="Skip the simulated predictions.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Simulation seed.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (keys in the README).")
 def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca, ssl_cert,
                    ssl_key, connect_timeout, interval, samples, profile_ref, measure,
-                   durability, connections, cpu_cores, no_predict, seed, as_json) -> None:
+                   durability, connections, cpu_cores, workload_ref, no_predict, seed,
+                   as_json) -> None:
     import pymysql
 
     from ..profiles import load_profile
@@ -101,6 +105,11 @@ def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca
     if profile_ref and measure:
         raise UsageError("give --profile or --measure, not both")
     profile = load_profile(profile_ref) if profile_ref else None
+    wprofile = None
+    if workload_ref:
+        from ..simulator.workload_profile import load_workload
+
+        wprofile = load_workload(workload_ref)   # exit 2 before connecting
     opts = resolve_options(host=host, port=port, socket=socket, user=user,
                            defaults_file=defaults_file, ask_password=ask_password,
                            ssl_ca=ssl_ca, ssl_cert=ssl_cert, ssl_key=ssl_key,
@@ -111,6 +120,7 @@ def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca
                         interval_s=interval, samples=samples, profile=profile,
                         measure=measure, durability=durability, connections=connections,
                         predict=not no_predict, seed=seed, cpu_cores=cpu_cores,
+                        workload_profile=wprofile,
                         progress=_progress(not as_json and sys.stderr.isatty(), samples))
     except pymysql.err.MySQLError as exc:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None

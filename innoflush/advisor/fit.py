@@ -99,9 +99,11 @@ class Fit:
     sim_duration_s: float
     wall_s: float
     assumptions: list[str] = field(default_factory=list)
+    source: str = "fit"      # "fit" (solved here) or "profile:NAME" (--workload, not fitted)
 
     def to_dict(self) -> dict:
-        return {"config": self.config.to_dict(), "workload": self.workload.to_dict(),
+        return {"source": self.source,
+                "config": self.config.to_dict(), "workload": self.workload.to_dict(),
                 "observed_tps": round(self.observed_tps, 3),
                 "simulated_tps": (round(self.simulated_tps, 3)
                                   if self.simulated_tps is not None else None),
@@ -233,3 +235,37 @@ def fit_workload(facts: ServerFacts, observed: Observed, profile, connections: i
                        + ("" if converged else " as closely as the step budget allowed"))
     wl = Workload(**{**base.to_dict(), "cpu_us_per_trx": round(best_cpu, 3)})
     return Fit(cfg, wl, target, best_tps, converged, steps, dur, clock() - t0, assumptions)
+
+
+def workload_from_profile(facts: ServerFacts, observed: Observed, profile, wprofile,
+                          connections: int | None = None, cpu_cores: int | None = None,
+                          seed: int = 1, clock=time.monotonic) -> Fit:
+    """The workload of a workload profile (``--workload``: e.g. ``lab calibrate``'s)
+    instead of a fit: its per-transaction costs as they are, at the connections given
+    (or the average Threads_running). One simulation of the current settings shows how
+    the profile's workload compares with the observed rate; nothing is solved."""
+    t0 = clock()
+    base, assumptions = workload_from_observed(observed, connections)
+    conns = base.connections
+    assumptions = [a for a in assumptions if a.startswith("connections")]
+    cores = cpu_cores or os.cpu_count() or 2
+    cfg, notes = config_from_facts(facts, cores)
+    assumptions += notes
+    assumptions.append(f"cpu_cores = {cores}" + (" (this host)" if not cpu_cores else ""))
+    wl = Workload(**{**wprofile.workload.to_dict(), "connections": conns})
+    assumptions.append(f"workload from the profile {wprofile.name} ({wprofile.title}), not "
+                       f"fitted: cpu_us_per_trx = {wl.cpu_us_per_trx:g}, client_us_per_trx = "
+                       f"{wl.client_us_per_trx:g}, redo_bytes_per_trx = "
+                       f"{wl.redo_bytes_per_trx}, pages_dirtied_per_trx = "
+                       f"{wl.pages_dirtied_per_trx:g}, growth_bytes_per_trx = "
+                       f"{wl.growth_bytes_per_trx:g}")
+    target = observed.commits_per_s
+    dur = sim_duration_for(target)
+    tps = simulate(cfg, wl, profile, duration_s=dur, seed=seed).tps
+    close = target > 0 and abs(tps - target) <= TOLERANCE * target
+    if target > 0 and not close:
+        assumptions.append(f"with this workload the model gives {tps:,.1f} commits/s at the "
+                           f"current settings against {target:,.1f} observed: the "
+                           "predicted effects start from there")
+    return Fit(cfg, wl, target, tps, True, 1, dur, clock() - t0, assumptions,
+               source=f"profile:{wprofile.name}")

@@ -33,7 +33,9 @@ JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
   ``rows_inserted_per_commit``,
   ``threads_running_avg``, ``pending_fsyncs_max``, ``pending_fsyncs_avg``, ``deltas``
   (counter deltas summed over the valid intervals), ``notes``.
-- ``fit``: null when nothing was simulated; else ``config`` (simulator ServerConfig),
+- ``fit``: null when nothing was simulated; else ``source`` ("fit", or
+  "profile:NAME" with ``--workload``: the profile's workload, not fitted), ``config``
+  (simulator ServerConfig),
   ``workload`` (fitted Workload), ``observed_tps``, ``simulated_tps``, ``converged``,
   ``steps``, ``sim_duration_s``, ``wall_s``, ``assumptions``.
 - ``findings``: [{``id`` (flush-method|trx-commit|sync-binlog|use-fdatasync|
@@ -237,10 +239,15 @@ def render_text(r: dict) -> str:
     if r.get("fit"):
         fit = r["fit"]
         out.append("")
-        out.append(f"workload fit ({'converged' if fit['converged'] else 'NOT converged'}, "
-                   f"{fit['steps']} runs of {fit['sim_duration_s']:g} simulated s): "
-                   f"observed {fit['observed_tps']:,.1f} TPS, simulated "
-                   f"{_v(fit['simulated_tps'], 1)} TPS")
+        if str(fit.get("source", "fit")).startswith("profile:"):
+            out.append(f"workload from the profile {fit['source'][8:]} (not fitted): "
+                       f"observed {fit['observed_tps']:,.1f} TPS, simulated "
+                       f"{_v(fit['simulated_tps'], 1)} TPS at the current settings")
+        else:
+            out.append(f"workload fit ({'converged' if fit['converged'] else 'NOT converged'}"
+                       f", {fit['steps']} runs of {fit['sim_duration_s']:g} simulated s): "
+                       f"observed {fit['observed_tps']:,.1f} TPS, simulated "
+                       f"{_v(fit['simulated_tps'], 1)} TPS")
         out += [f"  - {x}" for x in fit["assumptions"]]
     if r["warnings"]:
         out.append("")

@@ -55,6 +55,33 @@ def _extra(items: tuple[str, ...]) -> dict:
     return out
 
 
+def resolve_workload(value: str, rows_per_trx: str | None) -> tuple[str, tuple[int, int],
+                                                                  str | None]:
+    """--workload insert|oltp|NAME|FILE: (kind, rows per transaction, workload profile ref).
+
+    insert and oltp are the load generator's workloads (the prediction then uses the
+    workload derived from each run); anything else is a workload profile (`lab
+    calibrate --save NAME`, or a JSON file): the load is the one it was calibrated with
+    (its provenance's ``spec``; insert when it has none) and the predictions use its
+    per-transaction costs."""
+    from .workload import KINDS
+
+    if value in KINDS:
+        return value, _rows_range(rows_per_trx or "1-10"), None
+    from ..simulator.workload_profile import load_workload
+
+    wp = load_workload(value)          # exit 2 for an unknown name or a bad file
+    spec = (wp.provenance or {}).get("spec") or {}
+    kind = spec.get("kind") if spec.get("kind") in KINDS else "insert"
+    if rows_per_trx:
+        rows = _rows_range(rows_per_trx)
+    elif isinstance(spec.get("rows_per_trx"), list) and len(spec["rows_per_trx"]) == 2:
+        rows = (int(spec["rows_per_trx"][0]), int(spec["rows_per_trx"][1]))
+    else:
+        rows = (1, 10)
+    return kind, rows, value
+
+
 def _sync_binlog(text: str | None) -> list[int | None]:
     if text is None:
         return [None]
@@ -101,11 +128,15 @@ def lab_group() -> None:
               help="Seconds of workload per run (1-3600).")
 @click.option("--warmup", type=float, default=0.0, show_default=True,
               help="Seconds of workload before the measured --duration (not measured).")
-@click.option("--workload", type=click.Choice(["insert", "oltp"]), default="insert",
-              show_default=True, help="insert: multi-row INSERTs into a table with 3 "
-              "secondary indexes; oltp: point UPDATEs + DELETE + INSERT.")
-@click.option("--rows-per-trx", default="1-10", show_default=True,
-              help="insert workload: rows per transaction, N or MIN-MAX (uniform).")
+@click.option("--workload", default="insert", show_default=True,
+              metavar="insert|oltp|NAME|FILE",
+              help="insert: multi-row INSERTs into a table with 3 secondary indexes; oltp: "
+              "point UPDATEs + DELETE + INSERT; or a calibrated workload profile (`lab "
+              "calibrate --save NAME`, or a JSON file): its load, and the predictions use "
+              "its per-transaction costs instead of each run's own.")
+@click.option("--rows-per-trx", default=None,
+              help="insert workload: rows per transaction, N or MIN-MAX (uniform) "
+              "[1-10].")
 @click.option("--datadir-on", default=None, type=click.Path(file_okay=False),
               help="Directory on the storage to test; the datadirs go under it (default: "
                    "the current directory).")
@@ -122,27 +153,36 @@ def lab_group() -> None:
 @click.option("--server-option", "server_options", multiple=True, metavar="NAME=VALUE",
               help="Any other server option, repeatable (e.g. innodb_log_file_size=256M).")
 @click.option("--no-advise", is_flag=True, help="Do not run advise against the servers.")
+@click.option("--emulate", "emulate_ref", default=None, metavar="PROFILE",
+              help="Emulate this device (a profile name or file): the servers' fsync/"
+              "fdatasync (and O_DSYNC writes) are delayed to its latencies by a preloaded "
+              "library, and the predictions are for it. --profile/--measure then describe "
+              "this host's storage (checked to be faster; else a quick probe).")
+@click.option("--emulate-channels", type=click.IntRange(0, 1), default=1, show_default=True,
+              help="1: the emulated syncs share one cache-flush channel (they queue, as in "
+              "the model); 0: each thread's syncs are delayed independently.")
 @click.option("--seed", type=int, default=1, show_default=True,
               help="Workload and simulation seed.")
 @click.option("--json", "as_json", is_flag=True,
               help="JSON output (keys: innoflush/lab/report.py, and the README).")
 def run_command(backend, image, basedir, flush_method, trx_commit, sync_binlog, log_bin,
                 connections, duration, warmup, workload, rows_per_trx, datadir_on, profile_ref,
-                measure, buffer_pool, port, server_options, no_advise, seed,
-                as_json) -> None:
+                measure, buffer_pool, port, server_options, no_advise, emulate_ref,
+                emulate_channels, seed, as_json) -> None:
     from .report import render_text, to_json
     from .run import LabOptions, lab_run
 
     parse_size(buffer_pool)
+    kind, rows, workload_ref = resolve_workload(workload, rows_per_trx)
     opts = LabOptions(
         backend=backend, image=image, basedir=basedir,
         flush_methods=parse_list(flush_method), trx_commits=parse_list(trx_commit, int),
         sync_binlogs=_sync_binlog(sync_binlog), log_bin=log_bin,
         connections=parse_list(connections, int), duration_s=duration, warmup_s=warmup,
-        workload=workload,
-        rows_per_trx=_rows_range(rows_per_trx), datadir_on=datadir_on,
+        workload=kind, rows_per_trx=rows, datadir_on=datadir_on,
         profile_ref=profile_ref, measure=measure, buffer_pool=buffer_pool, port=port,
-        extra=_extra(server_options), advise=not no_advise, seed=seed)
+        extra=_extra(server_options), advise=not no_advise, seed=seed,
+        emulate=emulate_ref, emulate_channels=emulate_channels, workload_ref=workload_ref)
     run_phase, line = _progress(not as_json and sys.stderr.isatty())
     try:
         report = lab_run(opts, progress=run_phase, progress_line=line)
@@ -151,3 +191,216 @@ def run_command(backend, image, basedir, flush_method, trx_commit, sync_binlog, 
                    "stopped and the work directory removed", err=True)
         sys.exit(130)
     click.echo(to_json(report) if as_json else render_text(report), nl=False)
+
+
+CALIBRATE_HELP = """Measure what a transaction of the lab's workload costs on a real server
+and keep it as a workload profile that simulate, tps, advise and lab run/validate accept
+(--workload NAME).
+
+\b
+The runs use innodb_flush_log_at_trx_commit=0 (and sync_binlog=0 with --log-bin): no
+sync in the commit path, so the server's and the clients' CPU per transaction are
+measured without the syncs' own cost, which the model takes from the device profile.
+Redo and binlog bytes, pages dirtied, tablespace growth and the files written come from
+the SHOW GLOBAL STATUS deltas and the InnoDB files. One run per --connections value
+(CPU per transaction depends on the concurrency); the profile's workload is the first
+one's, and it keeps every count's for lab validate.
+
+\b
+Exit codes: 0 done; 2 usage error (bad option, the name exists without --force);
+1 failure (server, workload); 130 interrupted.
+"""
+
+
+@lab_group.command("calibrate", help=CALIBRATE_HELP)
+@click.option("--backend", type=click.Choice(["local", "docker"]), default="local",
+              show_default=True)
+@click.option("--image", default=None, help="Docker image (docker backend).")
+@click.option("--basedir", default=None, type=click.Path(file_okay=False),
+              help="Server basedir (local backend).")
+@click.option("--flush-method", default="O_DIRECT", show_default=True,
+              help="innodb_flush_method of the calibration runs.")
+@click.option("--log-bin/--skip-log-bin", default=False, show_default=True,
+              help="Binary log on (then sync_binlog=0) or off.")
+@click.option("--connections", default="1", show_default=True,
+              help="Client connections, comma-separated: one run per value.")
+@click.option("--duration", type=float, default=5.0, show_default=True,
+              help="Measured seconds per run.")
+@click.option("--warmup", type=float, default=1.0, show_default=True,
+              help="Seconds of workload before each measured run.")
+@click.option("--workload", type=click.Choice(["insert", "oltp"]), default="insert",
+              show_default=True, help="The load generator's workload.")
+@click.option("--rows-per-trx", default="1-10", show_default=True,
+              help="insert workload: rows per transaction, N or MIN-MAX.")
+@click.option("--datadir-on", default=None, type=click.Path(file_okay=False),
+              help="Directory the servers' datadirs go under (default: the current one).")
+@click.option("--emulate", "emulate_ref", default=None, metavar="PROFILE",
+              help="Run the servers with this device's sync latencies (as lab run).")
+@click.option("--emulate-channels", type=click.IntRange(0, 1), default=1, show_default=True)
+@click.option("--profile", "profile_ref", default=None,
+              help="With --emulate: this host's storage profile (else a quick probe).")
+@click.option("--measure", is_flag=True, help="With --emulate: measure this host's storage.")
+@click.option("--buffer-pool", default="256M", show_default=True)
+@click.option("--server-option", "server_options", multiple=True, metavar="NAME=VALUE")
+@click.option("--port", type=int, default=None)
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--save", "save_name", default=None, metavar="NAME",
+              help="Save the profile in the workload store ($INNOFLUSH_HOME/workloads).")
+@click.option("--force", is_flag=True, help="Replace a saved profile of that name.")
+@click.option("--title", default=None, help="The profile's title.")
+@click.option("--json", "as_json", is_flag=True, help="JSON output.")
+def calibrate_command(backend, image, basedir, flush_method, log_bin, connections, duration,
+                      warmup, workload, rows_per_trx, datadir_on, emulate_ref,
+                      emulate_channels, profile_ref, measure, buffer_pool, server_options,
+                      port, seed, save_name, force, title, as_json) -> None:
+    import json
+
+    from .calibrate import lab_calibrate, render_text
+    from .run import LabOptions
+
+    parse_size(buffer_pool)
+    if (profile_ref or measure) and not emulate_ref:
+        raise UsageError("--profile/--measure describe this host's storage for --emulate; "
+                         "without --emulate the calibration needs no device profile")
+    methods = parse_list(flush_method)
+    if len(methods) != 1:
+        raise UsageError("--flush-method: give one (the calibration has no sync at commit)")
+    opts = LabOptions(
+        backend=backend, image=image, basedir=basedir, flush_methods=methods,
+        trx_commits=[0], log_bin=log_bin, connections=parse_list(connections, int),
+        duration_s=duration, warmup_s=warmup, workload=workload,
+        rows_per_trx=_rows_range(rows_per_trx), datadir_on=datadir_on,
+        profile_ref=profile_ref, measure=measure, buffer_pool=buffer_pool, port=port,
+        extra=_extra(server_options), advise=False, seed=seed, emulate=emulate_ref,
+        emulate_channels=emulate_channels)
+    run_phase, line = _progress(not as_json and sys.stderr.isatty())
+    try:
+        report = lab_calibrate(opts, save=save_name, force=force, title=title,
+                               progress=run_phase, progress_line=line)
+    except KeyboardInterrupt:
+        click.echo("innoflush: interrupted: the client processes and the server were "
+                   "stopped and the work directory removed", err=True)
+        sys.exit(130)
+    click.echo(json.dumps(report, indent=2, default=str) if as_json else render_text(report),
+               nl=not as_json)
+
+
+VALIDATE_HELP = """The model's prediction error on a real server: a matrix of connections ×
+innodb_flush_method × innodb_flush_log_at_trx_commit on this host's storage (local) and
+on emulated devices, each cell a fresh server measured beside the prediction, with the
+error per cell, the mean absolute percentage error (MAPE) per device of TPS, commit
+latency, Innodb_data_fsyncs/s and Innodb_data_writes/s, and whether the direction of
+the O_DIRECT -> O_DIRECT_NO_FSYNC change of the data fsyncs is right.
+
+\b
+The predictions use a workload calibrated first (lab calibrate's trx_commit=0 runs, one
+per connection count, on this host's storage: without syncs at commit the device does
+not enter, so it serves every device), or --workload NAME|FILE. Emulated devices
+(--devices PROFILE,...) run the server with that profile's sync latencies (a preloaded
+library; lab run --emulate) and are predicted on that profile; local uses --profile, or
+measures the storage (--measure, the default).
+
+\b
+Exit codes: 0 done (whatever the errors); 2 usage error; 1 a cell failed twice (the
+report is still written) or another failure; 130 interrupted.
+"""
+
+
+@lab_group.command("validate", help=VALIDATE_HELP)
+@click.option("--backend", type=click.Choice(["local", "docker"]), default="local",
+              show_default=True)
+@click.option("--image", default=None, help="Docker image (docker backend).")
+@click.option("--basedir", default=None, type=click.Path(file_okay=False),
+              help="Server basedir (local backend).")
+@click.option("--devices", default="local,samsung-990-pro,hdd-wd2502abys", show_default=True,
+              help="local (this host's storage) and device profiles to emulate, "
+                   "comma-separated.")
+@click.option("--connections", default="1,2,4,8,16", show_default=True)
+@click.option("--flush-method", default="O_DIRECT,O_DIRECT_NO_FSYNC", show_default=True)
+@click.option("--trx-commit", default="1,2", show_default=True)
+@click.option("--duration", type=float, default=8.0, show_default=True,
+              help="Measured seconds per cell.")
+@click.option("--warmup", type=float, default=2.0, show_default=True,
+              help="Seconds of workload before each measured cell.")
+@click.option("--calibrate-duration", type=float, default=None,
+              help="Seconds per calibration run (default: --duration).")
+@click.option("--workload", "workload_value", default="insert", show_default=True,
+              metavar="insert|oltp|NAME|FILE",
+              help="The load (insert, oltp), calibrated first; or a calibrated workload "
+                   "profile to predict with (no calibration runs).")
+@click.option("--rows-per-trx", default=None, help="insert workload: rows per transaction "
+              "[1-10].")
+@click.option("--preload-rows", type=int, default=None,
+              help="Rows loaded before each cell (default 10,000).")
+@click.option("--datadir-on", default=None, type=click.Path(file_okay=False),
+              help="Directory on the storage to test (default: the current one).")
+@click.option("--profile", "profile_ref", default=None,
+              help="Device profile of that storage (the local device; the emulation check).")
+@click.option("--measure", is_flag=True, help="Measure that storage first (the default "
+              "without --profile).")
+@click.option("--emulate-channels", type=click.IntRange(0, 1), default=1, show_default=True,
+              help="1: emulated syncs share one cache-flush channel, as in the model.")
+@click.option("--buffer-pool", default="256M", show_default=True)
+@click.option("--server-option", "server_options", multiple=True, metavar="NAME=VALUE")
+@click.option("--save-workload", default=None, metavar="NAME",
+              help="Also save the calibration as a workload profile.")
+@click.option("--force", is_flag=True, help="Replace a saved workload of that name.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="JSON output (keys: "
+              "innoflush/lab/validate_report.py, and the README).")
+@click.option("--markdown", "markdown_file", default=None, type=click.Path(dir_okay=False),
+              help="Write the validation report (Markdown) to this file.")
+@click.option("--progress/--no-progress", "show_progress", default=None,
+              help="Progress lines on stderr (default: when it is a terminal and not "
+              "--json).")
+def validate_command(backend, image, basedir, devices, connections, flush_method, trx_commit,
+                     duration, warmup, calibrate_duration, workload_value, rows_per_trx,
+                     preload_rows, datadir_on, profile_ref, measure, emulate_channels,
+                     buffer_pool, server_options, save_workload, force, seed, as_json,
+                     markdown_file, show_progress) -> None:
+    from .run import LabOptions
+    from .validate import ValidateOptions, command_line, lab_validate
+    from .validate_report import render_markdown, render_text, to_json
+
+    parse_size(buffer_pool)
+    kind, rows, workload_ref = resolve_workload(workload_value, rows_per_trx)
+    if preload_rows is not None and preload_rows < 1:
+        raise UsageError("--preload-rows must be at least 1")
+    lab = LabOptions(
+        backend=backend, image=image, basedir=basedir,
+        flush_methods=parse_list(flush_method), trx_commits=parse_list(trx_commit, int),
+        connections=parse_list(connections, int), duration_s=duration, warmup_s=warmup,
+        workload=kind, rows_per_trx=rows, datadir_on=datadir_on, profile_ref=profile_ref,
+        measure=measure, buffer_pool=buffer_pool, extra=_extra(server_options), advise=False,
+        seed=seed, emulate_channels=emulate_channels, preload_rows=preload_rows)
+    vopts = ValidateOptions(lab=lab, devices=parse_list(devices), workload_ref=workload_ref,
+                            calibrate_duration_s=calibrate_duration,
+                            save_workload=save_workload, force=force, command=command_line())
+    if markdown_file:
+        try:
+            with open(markdown_file, "a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise UsageError(f"--markdown {markdown_file}: cannot write "
+                             f"({exc.strerror or exc})") from None
+    show = (not as_json and sys.stderr.isatty()) if show_progress is None else show_progress
+
+    def run_phase(plan, phase: str, tag: str = "") -> None:
+        click.echo(f"[validate] {tag}: run {plan.index}/{plan.total} ({plan.label}): {phase}",
+                   err=True)
+
+    def line(text: str) -> None:
+        click.echo(f"[validate] {text}", err=True)
+    try:
+        report = lab_validate(vopts, progress=run_phase if show else None,
+                              progress_line=line if show else None)
+    except KeyboardInterrupt:
+        click.echo("innoflush: interrupted: the client processes and the server were "
+                   "stopped and the work directory removed", err=True)
+        sys.exit(130)
+    if markdown_file:
+        with open(markdown_file, "w", encoding="utf-8") as f:
+            f.write(render_markdown(report))
+    click.echo(to_json(report) if as_json else render_text(report), nl=False)
+    if any("error" in c for d in report["devices"] for c in d.get("cells", [])):
+        sys.exit(1)

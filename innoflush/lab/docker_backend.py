@@ -236,7 +236,8 @@ class DockerServer:
                  image: str = DEFAULT_IMAGE, port: int | None = None,
                  start_timeout_s: float = 180.0, stop_timeout_s: float = 60.0,
                  remove_on_stop: bool = False, pull: bool = False,
-                 environment: dict[str, str] | None = None, user: str | None = None):
+                 environment: dict[str, str] | None = None, user: str | None = None,
+                 volumes: dict[str, dict] | None = None):
         self.workdir = Path(workdir).absolute()
         self.options = options or ServerOptions()
         self.image = image
@@ -247,6 +248,9 @@ class DockerServer:
         self.remove_on_stop = remove_on_stop
         self.pull = pull
         self.environment = dict(environment or {})   # more of the image's variables
+        # more bind mounts, {host path: {"bind": container path, "mode": "ro"|"rw"}}
+        # (the device emulation's library and log directory, lab/emulate.py)
+        self.volumes = dict(volumes or {})
         # the container's user: the caller's uid:gid unless root (see the module's doc)
         self.user = user if user is not None else (
             None if os.geteuid() == 0 else f"{os.getuid()}:{os.getgid()}")
@@ -385,7 +389,7 @@ class DockerServer:
                     self.image, command=self.server_args(), environment=self._environment(),
                     network_mode="host", name=self.name, labels=labels, detach=True,
                     volumes={str(self.datadir): {"bind": str(CONTAINER_DATADIR),
-                                                 "mode": "rw"}},
+                                                 "mode": "rw"}, **self.volumes},
                     **kwargs)
         except docker.errors.APIError as exc:
             raise DockerServerError(f"cannot start a container of {self.image}: "

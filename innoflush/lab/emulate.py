@@ -5,7 +5,11 @@ preloaded into the server (LD_PRELOAD), wraps fsync(), fdatasync() and writes to
 opened O_DSYNC: the real call runs first, then the thread sleeps until the call has
 lasted a latency drawn from the profile. So a server on a fast disk behaves, for its
 syncs, like one on a consumer SSD or an HDD — a device slower than this one; a faster
-device cannot be emulated. Writes without sync are not delayed.
+device cannot be emulated (``host_check`` says which). Writes without sync are not
+delayed. The distribution is the one the simulator's device draws for a sync after a
+16 KB O_DIRECT write (``sync_distribution``), and by default the syncs share one
+cache-flush channel, as in the model (``channels=1``). Each preloaded process appends
+one line of counters to ``INNOFLUSH_EMULATE_LOG`` at exit (``read_log``).
 """
 
 from __future__ import annotations
@@ -109,26 +113,164 @@ def _fmt(knots: list[tuple[float, float]]) -> str:
     return ",".join(f"{p:.6g}:{us:.6g}" for p, us in knots)
 
 
+def sync_distribution(profile: DeviceProfile, op: str, write_bytes: int = 16384
+                      ) -> list[tuple[float, float]]:
+    """(probability, µs) knots of the latency the simulator's device draws for a sync
+    (``fsync``/``fdatasync``) after an O_DIRECT write of ``write_bytes``, or for an
+    O_DSYNC write (``dsync``): the same profile lookup and the same correction as
+    ``simulator.device.Device`` (a source that published write+sync totals has the write
+    taken out), so the emulated server and the model see one distribution."""
+    import simpy
+
+    from ..simulator.device import Device
+
+    dev = Device(simpy.Environment(), profile, None)
+    if op == "dsync":
+        sampler = dev.sampler("write", "dsync", write_bytes, True)
+    else:
+        sampler = dev.sampler("sync", op, write_bytes, True)
+    factor = getattr(sampler, "factor", 1.0)
+    return [(p, us * factor) for p, us in _knots(sampler.summary)]
+
+
+def median_us(knots: list[tuple[float, float]]) -> float:
+    """The p50 of a knot curve (linear between knots, as the library draws)."""
+    for (p0, v0), (p1, v1) in zip(knots, knots[1:], strict=False):
+        if p0 <= 0.5 <= p1:
+            t = (0.5 - p0) / (p1 - p0) if p1 > p0 else 1.0
+            return v0 + t * (v1 - v0)
+    return knots[-1][1]
+
+
 def emulation_env(profile: DeviceProfile, seed: int = 1, log_file: str | None = None,
-                  write_bytes: int = 16384) -> dict[str, str]:
-    """The environment a preloaded server needs to sync like `profile`'s device."""
-    env = {"INNOFLUSH_EMULATE_SEED": str(seed)}
-    fsync, _ = profile.resolve("sync", "fsync", write_bytes, True)
-    fdatasync, _ = profile.resolve("sync", "fdatasync", write_bytes, True)
-    env["INNOFLUSH_EMULATE_FSYNC"] = _fmt(_knots(fsync))
-    env["INNOFLUSH_EMULATE_FDATASYNC"] = _fmt(_knots(fdatasync))
+                  write_bytes: int = 16384, channels: int = 1) -> dict[str, str]:
+    """The environment a preloaded server needs to sync like `profile`'s device.
+
+    channels=1: one cache-flush channel, as the simulator's device (concurrent syncs
+    queue behind each other); 0: every thread's syncs are delayed independently."""
+    env = {"INNOFLUSH_EMULATE_SEED": str(seed), "INNOFLUSH_EMULATE_CHANNELS": str(channels)}
+    env["INNOFLUSH_EMULATE_FSYNC"] = _fmt(sync_distribution(profile, "fsync", write_bytes))
+    env["INNOFLUSH_EMULATE_FDATASYNC"] = _fmt(sync_distribution(profile, "fdatasync",
+                                                                write_bytes))
     if any(t.op == "dsync" for t in profile.tests):
-        dsync, _ = profile.resolve("write", "dsync", write_bytes, True)
-        env["INNOFLUSH_EMULATE_DSYNC"] = _fmt(_knots(dsync))
+        env["INNOFLUSH_EMULATE_DSYNC"] = _fmt(sync_distribution(profile, "dsync",
+                                                                write_bytes))
     if log_file:
         env["INNOFLUSH_EMULATE_LOG"] = log_file
     return env
 
 
 def preload_env(profile: DeviceProfile, library: Path, seed: int = 1,
-                log_file: str | None = None) -> dict[str, str]:
-    """emulation_env plus LD_PRELOAD of the library (prepended to any existing one)."""
-    env = emulation_env(profile, seed=seed, log_file=log_file)
+                log_file: str | None = None, channels: int = 1,
+                library_in_server: str | None = None) -> dict[str, str]:
+    """emulation_env plus LD_PRELOAD of the library (prepended to any existing one).
+
+    library_in_server: the library's path as the server sees it (inside a container);
+    the existing LD_PRELOAD of this process is then not carried over."""
+    env = emulation_env(profile, seed=seed, log_file=log_file, channels=channels)
+    if library_in_server:
+        env["LD_PRELOAD"] = library_in_server
+        return env
     existing = os.environ.get("LD_PRELOAD", "")
     env["LD_PRELOAD"] = f"{library}:{existing}" if existing else str(library)
     return env
+
+
+# ---- reading the library's log ----------------------------------------------------------
+
+def read_log(path: str | os.PathLike) -> list[dict[str, int]]:
+    """The lines the preloaded processes wrote at exit, as dicts of ints (``pid``,
+    ``fsync``, ``fdatasync``, ``dsync``, ``slept_us``, ``host_slower``, ``channels``);
+    [] when the file is missing or empty."""
+    try:
+        text = Path(path).read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return []
+    out = []
+    for line in text.splitlines():
+        d: dict[str, int] = {}
+        for item in line.split():
+            k, sep, v = item.partition("=")
+            if sep and v.lstrip("-").isdigit():
+                d[k] = int(v)
+        if "pid" in d:
+            out.append(d)
+    return out
+
+
+def delayed_calls(line: dict[str, int] | None) -> int:
+    if not line:
+        return 0
+    return line.get("fsync", 0) + line.get("fdatasync", 0) + line.get("dsync", 0)
+
+
+# ---- can this host emulate that device? ---------------------------------------------------
+
+def host_probe(path: str, duration_s: float = 0.5):
+    """A quick DeviceProfile of the storage under path: 16 KB O_DIRECT write, write +
+    fsync and write + fdatasync, one job, ``duration_s`` each (innoflush.measure)."""
+    from ..measure import TestSpec, measure_profile
+
+    tests = [TestSpec("none", 16384, True, 1), TestSpec("fsync", 16384, True, 1),
+             TestSpec("fdatasync", 16384, True, 1)]
+    return measure_profile(path, "host-probe", f"quick probe of {path}", tests=tests,
+                           duration_s=duration_s, file_size=16 * 1024 * 1024)
+
+
+def _p50_us(summary) -> float | None:
+    if summary is None:
+        return None
+    ns = summary.p50_ns if summary.p50_ns is not None else summary.mean_ns
+    return ns / 1e3 if ns else None
+
+
+def host_check(profile: DeviceProfile, host: DeviceProfile, host_source: str) -> dict:
+    """Whether this host's storage is fast enough to emulate profile's syncs.
+
+    The library runs the real call first and then sleeps the rest, so every emulated
+    sync lasts at least as long as the host's: a profile whose syncs are faster than the
+    host's cannot be emulated (the server then syncs at the host's speed), and one of the
+    same order only approximately (its fast draws are stretched to the host's time).
+    Returns {"verdict": ok|approximate|cannot, "ops": {op: {emulated_p50_us,
+    host_p50_us, ratio}}, "writes": {...}, "notes": [...]}."""
+    ops: dict[str, dict] = {}
+    notes: list[str] = []
+    worst = 0.0
+    for op in ("fsync", "fdatasync"):
+        emu = median_us(sync_distribution(profile, op))
+        try:
+            hs, _ = host.resolve("sync", op, 16384, True)
+        except Exception:  # noqa: BLE001 - a host profile without that test
+            hs = None
+        h = _p50_us(hs)
+        ratio = (h / emu) if h and emu else None
+        ops[op] = {"emulated_p50_us": round(emu, 1),
+                   "host_p50_us": round(h, 1) if h is not None else None,
+                   "host_over_emulated": round(ratio, 3) if ratio is not None else None}
+        if ratio is not None:
+            worst = max(worst, ratio)
+    if worst > 1.0:
+        verdict = "cannot"
+        notes.append(f"{profile.name} syncs faster than this host's storage ({host_source}): "
+                     "the library runs the real call first, so the server syncs at the "
+                     "host's speed, not the profile's — this device cannot be emulated here")
+    elif worst > 0.25:
+        verdict = "approximate"
+        notes.append(f"this host's syncs take {worst:.0%} of {profile.name}'s median: the "
+                     "profile's faster draws are stretched to the host's time, so the "
+                     "emulated device is somewhat slower than the profile")
+    else:
+        verdict = "ok"
+    writes = {}
+    try:
+        pw, _ = profile.resolve("write", "none", 16384, True)
+        hw, _ = host.resolve("write", "none", 16384, True)
+        writes = {"profile_16k_us": round(_p50_us(pw) or 0, 1),
+                  "host_16k_us": round(_p50_us(hw) or 0, 1)}
+        notes.append(f"writes are not emulated: the server's writes take this host's time "
+                     f"(16 KB O_DIRECT write p50 {writes['host_16k_us']:g} µs), the model "
+                     f"uses the profile's ({writes['profile_16k_us']:g} µs)")
+    except Exception:  # noqa: BLE001 - no write figure on one side
+        pass
+    return {"verdict": verdict, "host_source": host_source, "ops": ops, "writes": writes,
+            "notes": notes}

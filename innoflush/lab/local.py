@@ -11,6 +11,8 @@ and ``stop()`` runs on failure and on Ctrl-C too.
 
 The server runs in a session of its own, so a Ctrl-C in the terminal reaches us, not it,
 and we shut it down in order (SIGTERM: a clean InnoDB shutdown; SIGKILL after a timeout).
+``env`` adds variables to the server process's environment only (not to
+mariadb-install-db's): the lab's device emulation preloads its library that way.
 """
 
 from __future__ import annotations
@@ -173,8 +175,11 @@ class LocalServer:
     def __init__(self, workdir: str | os.PathLike, options: ServerOptions | None = None,
                  basedir: str | os.PathLike | None = None, port: int | None = None,
                  start_timeout_s: float = 60.0, stop_timeout_s: float = 60.0,
-                 remove_on_stop: bool = False):
+                 remove_on_stop: bool = False, env: dict[str, str] | None = None):
         self.workdir = Path(workdir).absolute()
+        # more environment for the server process only (not for mariadb-install-db):
+        # e.g. the device emulation's LD_PRELOAD (lab/emulate.py)
+        self.env = dict(env or {})
         self.options = options or ServerOptions()
         self.basedir = basedir
         self.requested_port = port
@@ -308,7 +313,8 @@ class LocalServer:
         try:
             self.proc = subprocess.Popen(self.command(), stdout=self._out,
                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         start_new_session=True)
+                                         start_new_session=True,
+                                         env={**os.environ, **self.env} if self.env else None)
         except OSError as exc:
             raise ServerError(f"cannot start {self.binaries.server}: {exc}") from None
 

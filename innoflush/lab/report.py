@@ -7,9 +7,18 @@ JSON keys (``innoflush lab run --json``; schema ``innoflush.lab-run/1``):
 - ``server``: ``product``, ``version``, ``sim_flavor`` (of the first run's server).
 - ``storage``: ``datadir_on`` (the directory the servers' datadirs were created under),
   ``filesystem``.
-- ``profile``: ``name``, ``title``, ``source`` (profile|measure); ``device``: the
-  profile's facts as the advisor reads them (``verdict``, ``o_direct_no_fsync_safe``,
-  ``fsync_median_us``, ``fdatasync_median_us``, ...).
+- ``profile``: the device profile the predictions use: ``name``, ``title``, ``source``
+  (profile|measure|emulated); ``device``: the profile's facts as the advisor reads them
+  (``verdict``, ``o_direct_no_fsync_safe``, ``fsync_median_us``, ``fdatasync_median_us``,
+  ...).
+- ``emulation``: null, or with ``--emulate``: ``profile``, ``title`` (the emulated
+  device), ``library`` (the preloaded .so), ``channels`` (1: one cache-flush channel),
+  ``seed``, ``sync_p50_us`` {``fsync``, ``fdatasync``} (the emulated medians),
+  ``host_check`` {``verdict`` (ok|approximate|cannot), ``host_source``, ``ops`` {op:
+  {``emulated_p50_us``, ``host_p50_us``, ``host_over_emulated``}}, ``writes``
+  {``profile_16k_us``, ``host_16k_us``}, ``notes``}.
+- ``calibrated_workload``: null, or with ``--workload NAME|FILE``: ``name``, ``title``,
+  ``workload``, ``provenance`` of the workload profile the predictions use.
 - ``host``: ``cpu_cores``.
 - ``workload``: the workload spec (``kind``, ``duration_s``, ``rows_per_trx``,
   ``updates_per_trx``, ``preload_rows``, ``pad_bytes``, ``statements_per_trx``,
@@ -52,13 +61,22 @@ JSON keys (``innoflush lab run --json``; schema ``innoflush.lab-run/1``):
     ``files``
     {``files_written``, ``tablespaces_written``, ``growth_bytes``} or null;
   - ``workload``: the simulator Workload fed to the model (``connections``,
-    ``cpu_us_per_trx``, ``client_us_per_trx``, ``redo_bytes_per_trx``,
-    ``binlog_bytes_per_trx``, ``pages_dirtied_per_trx``, ``tablespaces``,
-    ``growth_bytes_per_trx``, ``extend_bytes``), ``spec``, ``derivation`` [how each was
-    measured], ``sim_config`` (the simulator ServerConfig from the read-back settings);
+    ``cpu_us_per_trx``, ``client_us_per_trx``, ``client_cpu_us_per_trx``,
+    ``redo_bytes_per_trx``, ``binlog_bytes_per_trx``, ``pages_dirtied_per_trx``,
+    ``tablespaces``, ``growth_bytes_per_trx``, ``extend_bytes``), ``source`` ("derived":
+    from this run; else the calibrated workload's name and connection count), ``spec``,
+    ``derivation`` [how each was measured], ``sim_config`` (the simulator ServerConfig
+    from the read-back settings); with ``--workload``, ``derived_workload`` (what this
+    run's own measurements give, with its ``derivation``; reported, not used);
+  - ``emulation``: null, or the library's counters for this run's server
+    (``delayed_calls``, ``delayed_fsync``, ``delayed_fdatasync``, ``delayed_dsync``,
+    ``slept_s``, ``host_slower_calls``, ``processes``, ``active``, ``server`` (its log
+    line)), over the server's whole life;
   - ``predicted``: the compared figures (same keys as ``measured``'s; the commit
-    latencies are the simulated wait for durability plus ``commit_round_trip_ms``, one
-    measured ``SELECT 1`` round trip) and ``sim_commit_latency_ms`` (the simulated wait
+    latencies are the simulated wait for durability plus ``commit_round_trip_ms``: one
+    measured ``SELECT 1`` round trip, or with a calibrated workload its COMMIT round trip
+    at trx_commit=0, ``commit_round_trip_source``) and ``sim_commit_latency_ms`` (the
+    simulated wait
     alone: ``mean``, ``p50``, ``p95``, ``p99``), ``trx_latency_ms``, ``commits``, ``status_per_s``,
     ``syncs_per_s``, ``group_commit``, ``cpu_util``, ``device_flush_util``,
     ``checkpoint_stall_s``, ``sim_duration_s``, ``seed``, ``profile``, ``notes``;
@@ -181,7 +199,17 @@ def render_run(r: dict, total: int) -> str:
     if rq.get("server_us_per_trx") is not None or rq.get("clients_us_per_trx") is not None:
         out.append(f"  waiting for a CPU (run queue): server {num(rq.get('server_us_per_trx'))}"
                    f" µs/trx, clients {num(rq.get('clients_us_per_trx'))} µs/trx")
-    out.append(f"  fed to the model: {_workload_line(r['workload'])}")
+    src = r["workload"].get("source", "derived")
+    how = "derived from this run" if src == "derived" else f"calibrated workload {src}"
+    out.append(f"  fed to the model ({how}): {_workload_line(r['workload'])}")
+    if r.get("derived_workload"):
+        out.append(f"  derived from this run (not used): {_workload_line(r['derived_workload'])}")
+    emu = r.get("emulation")
+    if emu:
+        out.append(f"  emulation: the server's {emu['delayed_calls']:,} syncs were delayed "
+                   f"(fsync {emu['delayed_fsync']:,}, fdatasync {emu['delayed_fdatasync']:,}, "
+                   f"O_DSYNC writes {emu['delayed_dsync']:,}; {emu['slept_s']:g} s slept in "
+                   f"all, over the server's life)")
     out.append(f"  predicted: {p['sim_duration_s']:g} simulated s, CPU "
                f"{p['cpu_util']:.0%}, device flush busy {p['device_flush_util']:.0%}, "
                f"commits per redo sync {num(p['group_commit'].get('commits_per_redo_sync'))}")
@@ -220,11 +248,32 @@ def render_text(report: dict) -> str:
                + (f" ({report['image']})" if report.get("image") else "")
                + f", {s.get('version') or '?'} (model flavor {s.get('sim_flavor') or '?'})")
     st = report["storage"]
-    out.append(f"storage: {st['datadir_on']} ({st.get('filesystem') or 'filesystem unknown'});"
-               f" device profile {report['profile']['name']} "
-               f"[{report['profile']['source']}]: fsync {num(d.get('fsync_median_us'))} µs, "
-               f"fdatasync {num(d.get('fdatasync_median_us'))} µs, cache verdict "
-               f"{d.get('verdict') or 'unknown'}")
+    emu = report.get("emulation")
+    if emu:
+        chk = emu["host_check"]
+        out.append(f"DEVICE EMULATED: {emu['profile']} ({emu['title']}) — the server ran on "
+                   f"{st['datadir_on']} ({st.get('filesystem') or 'filesystem unknown'}) with "
+                   f"its fsync/fdatasync delayed to that profile (p50 fsync "
+                   f"{num(emu['sync_p50_us']['fsync'])} µs, fdatasync "
+                   f"{num(emu['sync_p50_us']['fdatasync'])} µs; "
+                   + ("one flush channel" if emu["channels"] == 1 else "independent delays")
+                   + "); the predictions are for that device")
+        host = ", ".join(f"{op} p50 {num(v['host_p50_us'])} µs"
+                         for op, v in chk["ops"].items())
+        out.append(f"this host's storage ({chk['host_source']}): {host} — emulation "
+                   f"{chk['verdict']}")
+        for n in chk["notes"]:
+            out.append(f"  {n}")
+    else:
+        out.append(f"storage: {st['datadir_on']} ({st.get('filesystem') or 'filesystem unknown'}"
+                   f"); device profile {report['profile']['name']} "
+                   f"[{report['profile']['source']}]: fsync {num(d.get('fsync_median_us'))} "
+                   f"µs, fdatasync {num(d.get('fdatasync_median_us'))} µs, cache verdict "
+                   f"{d.get('verdict') or 'unknown'}")
+    cw = report.get("calibrated_workload")
+    if cw:
+        out.append(f"predictions with the calibrated workload {cw['name']} ({cw['title']}): "
+                   f"{_workload_line(cw['workload'])}")
     w = report["workload"]
     out.append(f"workload: {w['description']}; {w['duration_s']:g} s per run; "
                f"{report['host']['cpu_cores']} CPU core(s) on this host, shared by the "

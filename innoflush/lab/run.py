@@ -77,6 +77,11 @@ class LabOptions:
     extra: dict = field(default_factory=dict)
     advise: bool = True
     seed: int = 1
+    emulate: str | None = None        # a device profile to emulate (lab/emulate.py)
+    emulate_channels: int = 1         # 1: one cache-flush channel, as the model
+    workload_ref: str | None = None   # a workload profile to predict with (lab calibrate)
+    preload_rows: int | None = None   # rows loaded before a run (None: the workload's 10,000)
+    watch_extensions: bool = False    # poll the InnoDB files' sizes: the extension step
 
     def validate(self) -> None:
         if self.backend not in BACKENDS:
@@ -106,6 +111,9 @@ class LabOptions:
             raise UsageError(f"--workload must be {' or '.join(KINDS)}")
         if self.profile_ref and self.measure:
             raise UsageError("give --profile or --measure, not both")
+        if self.emulate_channels not in (0, 1):
+            raise UsageError("emulate channels must be 0 (independent) or 1 (one flush "
+                             "channel)")
         if self.port is not None and not 0 < self.port < 65536:
             raise UsageError(f"--port {self.port} is out of range")
         if self.port is not None and port_in_use(self.port):
@@ -115,10 +123,11 @@ class LabOptions:
         spec.validate()
 
     def spec(self, connections: int) -> WorkloadSpec:
+        extra = {} if self.preload_rows is None else {"preload_rows": self.preload_rows}
         return WorkloadSpec(kind=self.workload, connections=connections,
                             duration_s=self.duration_s, warmup_s=self.warmup_s,
                             rows_per_trx=tuple(self.rows_per_trx),
-                            seed=self.seed)
+                            seed=self.seed, **extra)
 
 
 @dataclass(frozen=True)
@@ -352,7 +361,8 @@ def loopback(conn, n: int = LOOPBACK_ROUND_TRIPS, server_pid: int | None = None)
 def derive_workload(*, connections: int, commits: int, server_cpu_s: float | None,
                     client_cpu_s: float, statements_per_trx: int, round_trip_us: float,
                     observed, files: dict | None,
-                    round_trip_source: str = "SELECT 1 round trip") -> tuple:
+                    round_trip_source: str = "SELECT 1 round trip",
+                    extensions: dict | None = None) -> tuple:
     """The simulator Workload from measured quantities (none fitted to the TPS).
 
     - ``cpu_us_per_trx`` = server process CPU seconds over the run / commits (all its
@@ -365,7 +375,10 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
     - ``redo_bytes_per_trx``, ``pages_dirtied_per_trx``, ``binlog_bytes_per_trx``: the
       advisor's arithmetic on the status deltas (``fit.workload_from_observed``);
     - ``tablespaces`` = InnoDB files written during the run (mtime moved), at least 1;
-    - ``growth_bytes_per_trx`` = bytes those files grew / commits.
+    - ``growth_bytes_per_trx`` = bytes those files grew / commits;
+    - ``extend_bytes`` = the mean size step of the files while the run went on (when
+      ``extensions``, an ``ExtensionWatch`` result, saw any), else the simulator's
+      default.
 
     Returns (Workload, derivation lines).
     """
@@ -412,13 +425,24 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
         lines.append(f"tablespaces = {tablespaces} (default: the datadir was not readable)")
         lines.append(f"growth_bytes_per_trx = {growth:.1f} (400 B per inserted row, assumed: "
                      "the datadir was not readable)")
+    extend = Workload().extend_bytes
+    if extensions and extensions.get("extensions"):
+        step = max(64 * 1024, int(extensions["mean_step_bytes"]))
+        extend = step
+        lines.append(f"extend_bytes = {step:,} (the InnoDB files grew {extensions['extensions']}"
+                     f" times by {extensions['grown_bytes']:,} bytes in all, polled every "
+                     f"{extensions['interval_s'] * 1e3:g} ms)")
+    else:
+        lines.append(f"extend_bytes = {extend:,} (simulator default"
+                     + (": no file grew while polled" if extensions else "") + ")")
     wl = Workload(connections=connections, cpu_us_per_trx=round(cpu_us, 3),
                   client_us_per_trx=round(client_us, 3),
                   client_cpu_us_per_trx=round(min(client_cpu_us, client_us), 3),
                   redo_bytes_per_trx=base.redo_bytes_per_trx,
                   binlog_bytes_per_trx=base.binlog_bytes_per_trx,
                   pages_dirtied_per_trx=base.pages_dirtied_per_trx,
-                  tablespaces=tablespaces, growth_bytes_per_trx=round(growth, 3))
+                  tablespaces=tablespaces, growth_bytes_per_trx=round(growth, 3),
+                  extend_bytes=extend)
     wl.validate()
     return wl, lines
 
@@ -543,13 +567,16 @@ def docker_server_class():
     return DockerServer
 
 
-def make_server(opts: LabOptions, workdir: Path, options: ServerOptions):
-    """A LabServer for the backend (DockerServer imported only when asked for)."""
+def make_server(opts: LabOptions, workdir: Path, options: ServerOptions, **backend_kw):
+    """A LabServer for the backend (DockerServer imported only when asked for).
+
+    backend_kw: more keyword arguments for the backend's class (the device emulation's:
+    ``env`` for LocalServer, ``environment`` and ``volumes`` for DockerServer)."""
     if opts.backend == "local":
         from .local import LocalServer
 
         return LocalServer(workdir, options, basedir=opts.basedir, port=opts.port,
-                           remove_on_stop=True)
+                           remove_on_stop=True, **backend_kw)
     DockerServer = docker_server_class()
     import inspect
 
@@ -564,7 +591,11 @@ def make_server(opts: LabOptions, workdir: Path, options: ServerOptions):
         if "port" not in params:
             raise UsageError("--port is not supported by the docker backend")
         kw["port"] = opts.port
-    return DockerServer(workdir, options, **kw)
+    for name in backend_kw:
+        if params and name not in params:
+            raise UsageError(f"--emulate is not supported by this docker backend (no "
+                             f"{name!r} parameter)")
+    return DockerServer(workdir, options, **kw, **backend_kw)
 
 
 def server_options(opts: LabOptions, plan: RunPlan) -> ServerOptions:
@@ -640,7 +671,7 @@ def connection_params(server) -> dict:
     return {"host": server.HOST, "port": server.port, "user": "root", "password": ""}
 
 
-# ---- one run ---------------------------------------------------------------------------------
+# ---- advise during a run ----------------------------------------------------------------------
 
 class _AdviseThread(threading.Thread):
     """advise() (sampling and rules, no simulation) on its own session, during the run."""
@@ -690,8 +721,233 @@ def _status_snapshot(session):
     return Snapshot(time.monotonic(), read_status(session))
 
 
-def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress) -> dict:
-    """Start a server, drive the workload, take the deltas, stop it; then predict."""
+# ---- device emulation in a run -----------------------------------------------------------
+
+@dataclass
+class Emulation:
+    """A device emulated for the lab's servers (lab/emulate.py): the profile whose sync
+    latencies a preloaded library imposes on the server, the built library, and whether
+    this host's storage is fast enough for it (``emulate.host_check``)."""
+
+    profile: object                 # the emulated DeviceProfile
+    library: Path
+    check: dict
+    channels: int = 1
+    seed: int = 1
+
+    CONTAINER_LIB = "/innoflush-emulate/lib/libinnoflush_emulate.so"
+    CONTAINER_LOG_DIR = "/innoflush-emulate/log"
+    LOG_NAME = "emulate.log"
+
+    def prepare(self, log_dir: Path, backend: str) -> tuple[dict, Path]:
+        """(keyword arguments for the backend's server class, the log's path on this
+        host). The log directory is the run's own; a container gets the library
+        (read-only) and that directory (read-write: its server runs as another user)."""
+        from .emulate import preload_env
+
+        log_dir.mkdir(parents=True, exist_ok=True)
+        log = log_dir / self.LOG_NAME
+        log.touch()
+        os.chmod(log_dir, 0o777)
+        os.chmod(log, 0o666)
+        if backend == "local":
+            return {"env": preload_env(self.profile, self.library, self.seed, str(log),
+                                       self.channels)}, log
+        env = preload_env(self.profile, self.library, self.seed,
+                          f"{self.CONTAINER_LOG_DIR}/{self.LOG_NAME}", self.channels,
+                          library_in_server=self.CONTAINER_LIB)
+        volumes = {str(self.library): {"bind": self.CONTAINER_LIB, "mode": "ro"},
+                   str(log_dir): {"bind": self.CONTAINER_LOG_DIR, "mode": "rw"}}
+        return {"environment": env, "volumes": volumes}, log
+
+    def to_dict(self) -> dict:
+        from .emulate import median_us, sync_distribution
+
+        return {"profile": self.profile.name, "title": self.profile.title,
+                "library": str(self.library), "channels": self.channels, "seed": self.seed,
+                "sync_p50_us": {op: round(median_us(sync_distribution(self.profile, op)), 1)
+                                for op in ("fsync", "fdatasync")},
+                "host_check": self.check}
+
+
+def make_emulation(ref: str, base: Path, host_profile=None, host_source: str | None = None,
+                   seed: int = 1, channels: int = 1, progress_line=None) -> Emulation:
+    """Load the profile to emulate, build the library, and check this host against it:
+    with host_profile (the storage's --profile or --measure) as given, else a quick
+    probe of the storage under base."""
+    from ..profiles import load_profile
+    from .emulate import build_library, host_check, host_probe
+
+    profile = load_profile(ref)
+    library = build_library()
+    if host_profile is None:
+        if progress_line:
+            progress_line(f"probing this host's sync latency under {base} (to check that "
+                          f"{profile.name} is slower)")
+        host_profile = host_probe(str(base))
+        host_source = "a quick probe of 16 KB O_DIRECT write + fsync/fdatasync under " \
+            f"{base.parent}"
+    return Emulation(profile, library, host_check(profile, host_profile, host_source or
+                                                  host_profile.name), channels, seed)
+
+
+def _preload_complaints(server) -> list[str]:
+    """What the dynamic loader said about LD_PRELOAD in the server's output, if anything."""
+    text = ""
+    out = getattr(server, "workdir", None)
+    if out is not None and (Path(out) / "server.out").is_file():
+        try:
+            text = (Path(out) / "server.out").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+    else:
+        try:
+            text = server.error_log_tail(60).replace(" | ", "\n")
+        except Exception:  # noqa: BLE001 - only for the message
+            text = ""
+    return [ln.strip() for ln in text.splitlines() if "LD_PRELOAD" in ln or "ld.so" in ln][:3]
+
+
+def emulation_result(log: Path, backend: str, server_pid: int | None,
+                     data_fsyncs: int | None, complaints: list[str]) -> dict:
+    """The library's log for one run: the server's line (its own PID locally; PID 1 in a
+    container, where the entrypoint execs the server), delayed calls; LabError when the
+    server synced during the run but the library delayed nothing (preload refused)."""
+    from .emulate import delayed_calls, read_log
+
+    lines = read_log(log)
+    want = 1 if backend == "docker" else server_pid
+    server = next((ln for ln in reversed(lines) if ln.get("pid") == want), None)
+    if server is None and lines:
+        server = lines[-1]
+    delayed = delayed_calls(server)
+    if data_fsyncs and delayed == 0:
+        raise LabError(
+            f"the device emulation was not active: the server made {data_fsyncs:,} syncs "
+            f"(Innodb_data_fsyncs) but the emulation log {log.name} shows "
+            + ("no delayed call" if lines else "nothing (no preloaded process wrote it)")
+            + (f"; the loader said: {'; '.join(complaints)}" if complaints else
+               " — the library was not preloaded into the server (LD_PRELOAD refused or "
+               "overridden?)"))
+    return {"server": server, "delayed_calls": delayed,
+            "delayed_fsync": (server or {}).get("fsync", 0),
+            "delayed_fdatasync": (server or {}).get("fdatasync", 0),
+            "delayed_dsync": (server or {}).get("dsync", 0),
+            "slept_s": round((server or {}).get("slept_us", 0) / 1e6, 3),
+            "host_slower_calls": (server or {}).get("host_slower", 0),
+            "processes": len(lines), "active": delayed > 0}
+
+
+# ---- one run (measure, then predict) ---------------------------------------------------
+
+@dataclass
+class Measured:
+    """What one run measured on the real server, before any prediction."""
+
+    plan: RunPlan
+    spec: WorkloadSpec
+    requested: dict
+    facts: object
+    back: dict
+    mismatch: list
+    observed: object
+    iv: object
+    wr: WorkloadResult
+    rtt: dict
+    pid: int | None
+    port: int | None
+    server_cpu_s: float | None
+    split: dict | None
+    files: dict | None
+    usage: dict | None
+    runq: dict
+    notes: list
+    advisor: object = None
+    emulation: dict | None = None
+    extensions: dict | None = None
+
+    @property
+    def client(self) -> dict:
+        return self.wr.to_dict()
+
+    def figures(self) -> dict:
+        return measured_figures(self.wr, self.observed)
+
+    def doc(self) -> dict:
+        """The report's ``measured`` object."""
+        client = self.client
+        wr, iv = self.wr, self.iv
+        return {**self.figures(), "client": client,
+                "status_seconds": round(iv.seconds, 3), "status_deltas": dict(iv.deltas),
+                "observed": self.observed.to_dict(), "server_cpu_s": self.server_cpu_s,
+                "server_cpu_us_per_trx": (round(self.server_cpu_s * 1e6 / wr.commits, 2)
+                                          if self.server_cpu_s is not None and wr.commits
+                                          else None),
+                "server_cpu_split": self.split,
+                "machine_cpu_busy": self.usage["busy"] if self.usage else None,
+                "machine_cpu": self.usage, "runq_wait": self.runq, "loopback": self.rtt,
+                "files": self.files}
+
+    def round_trip(self) -> tuple[float, str]:
+        """The per-statement wait outside both CPUs (µs), and where it came from."""
+        rtt = self.rtt
+        if rtt.get("wait_us") is not None:
+            return rtt["wait_us"], (
+                f"a SELECT 1 round trip ({rtt['wall_us']:.1f} µs) less the client's "
+                f"({rtt['client_cpu_us']:.1f}) and the server's ({rtt['server_cpu_us']:.1f})"
+                " CPU")
+        return rtt["outside_client_us"], (
+            f"a SELECT 1 round trip ({rtt['wall_us']:.1f} µs) less the client's CPU "
+            f"({rtt['client_cpu_us']:.1f}); the server's CPU was not readable")
+
+    def derive(self) -> tuple:
+        """derive_workload on this run's measurements: (Workload, derivation lines)."""
+        rt_us, rt_src = self.round_trip()
+        return derive_workload(
+            connections=self.plan.connections, commits=self.wr.commits,
+            server_cpu_s=self.server_cpu_s, client_cpu_s=self.client["client_cpu"]["cpu_s"],
+            statements_per_trx=self.spec.statements_per_trx, round_trip_us=rt_us,
+            round_trip_source=rt_src, observed=self.observed, files=self.files,
+            extensions=self.extensions)
+
+
+class ExtensionWatch(threading.Thread):
+    """Polls the sizes of the InnoDB files while the workload runs and counts each
+    increase as one extension: the mean step is the workload's ``extend_bytes`` (InnoDB
+    extends a young .ibd file by one extent, a larger one by 4; each extension is an
+    fsync in every flush method)."""
+
+    def __init__(self, datadir, interval_s: float = 0.025):
+        super().__init__(name="innoflush-lab-extensions", daemon=True)
+        self.datadir, self.interval_s = datadir, interval_s
+        self.stop_event = threading.Event()
+        self.extensions = 0
+        self.grown = 0
+        self.polls = 0
+
+    def run(self) -> None:
+        last = innodb_files(self.datadir) or {}
+        while not self.stop_event.wait(self.interval_s):
+            now = innodb_files(self.datadir) or {}
+            self.polls += 1
+            for name, (size, _) in now.items():
+                old = last.get(name)
+                if old is not None and size > old[0]:
+                    self.extensions += 1
+                    self.grown += size - old[0]
+            last = now
+
+    def result(self) -> dict:
+        return {"extensions": self.extensions, "grown_bytes": self.grown, "polls": self.polls,
+                "interval_s": self.interval_s,
+                "mean_step_bytes": (round(self.grown / self.extensions)
+                                    if self.extensions else None)}
+
+
+def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
+                emulation: Emulation | None = None, profile=None) -> Measured:
+    """Start a server (emulating a device if asked), drive the workload, take the
+    deltas and the CPU times, stop it. Nothing is predicted here."""
     from ..advisor.connect import ReadOnlySession
     from ..advisor.facts import gather_facts
     from ..advisor.sampling import interval_between, observe
@@ -700,10 +956,17 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress) -
     cores = os.cpu_count() or 1
     requested = plan.requested(opts)
     say = (lambda phase: progress(plan, phase)) if progress else (lambda phase: None)
-    server = make_server(opts, workdir, server_options(opts, plan))
+    server_kw: dict = {}
+    emu_log = None
+    if emulation is not None:
+        server_kw, emu_log = emulation.prepare(workdir.with_name(workdir.name + "-emulate"),
+                                               opts.backend)
+    server = make_server(opts, workdir, server_options(opts, plan), **server_kw)
     advisor = None
+    complaints: list[str] = []
     try:
-        say("starting the server")
+        say("starting the server" + (f" (emulating {emulation.profile.name})"
+                                     if emulation else ""))
         try:
             server.start()
         except InnoflushError:
@@ -723,6 +986,7 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress) -
         threads_pre = thread_cpu(pid) if pid else {}
         params = connection_params(server)
         snaps: dict = {}
+        watch = ExtensionWatch(server.datadir) if opts.watch_extensions else None
 
         def at_start():
             snaps["files0"] = innodb_files(server.datadir)
@@ -731,6 +995,8 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress) -
             snaps["sched0"] = _schedstat(pid)
             snaps["mach0"] = machine_cpu()
             snaps["a"] = _status_snapshot(session)
+            if watch is not None:
+                watch.start()
 
         def during():
             nonlocal advisor
@@ -742,7 +1008,12 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress) -
 
         say("starting the client processes"
             + (f" ({spec.warmup_s:g} s of warm-up first)" if spec.warmup_s else ""))
-        wr = run_workload(params, spec, cores, at_start=at_start, during=during)
+        try:
+            wr = run_workload(params, spec, cores, at_start=at_start, during=during)
+        finally:
+            if watch is not None and watch.is_alive():
+                watch.stop_event.set()
+                watch.join(timeout=5)
         b = _status_snapshot(session)
         cpu1 = proc_cpu_seconds(pid) if pid else None
         threads1 = thread_cpu(pid) if pid else {}
@@ -759,6 +1030,8 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress) -
         observed = observe(iv, facts.product, facts.log_bin, facts.trx_commit,
                            facts.flush_log_at_timeout, redo_wt)
         session.close()
+        if emulation is not None:
+            complaints = _preload_complaints(server)
         say("stopping the server")
     finally:
         server.stop()
@@ -766,6 +1039,10 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress) -
             advisor.join(timeout=5)
     if server.is_running():
         raise LabError("the server is still running after stop()")
+    emu = None
+    if emulation is not None:
+        emu = emulation_result(emu_log, opts.backend, pid,
+                               iv.deltas.get("Innodb_data_fsyncs"), complaints)
 
     notes: list[str] = []
     server_cpu_s = None
@@ -806,7 +1083,7 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress) -
         share = ccpu["share_of_machine"]
         notes.append(f"the machine's CPU was saturated ({machine:.0%} busy over {cores} "
                      f"core(s); the clients took {share:.0%} of it): clients and server "
-                     "competed for the CPU, which the model gives to the server alone")
+                     "competed for the CPU")
     if usage and usage["other"] is not None and usage["other"] >= 0.1:
         notes.append(f"other load on this machine: {usage['other']:.0%} of its CPU was busy "
                      "outside the server and the clients (other processes, interrupts, "
@@ -820,55 +1097,82 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress) -
     if observed.commits and abs(observed.commits - wr.commits) > max(2, 0.01 * wr.commits):
         notes.append(f"server-side commits ({observed.commits:,}, {observed.commits_source}) "
                      f"differ from the client's ({wr.commits:,})")
-    measured = measured_figures(wr, observed)
-    measured_doc = {
-        **measured, "client": client,
-        "status_seconds": round(iv.seconds, 3), "status_deltas": dict(iv.deltas),
-        "observed": observed.to_dict(), "server_cpu_s": server_cpu_s,
-        "server_cpu_us_per_trx": (round(server_cpu_s * 1e6 / wr.commits, 2)
-                                  if server_cpu_s is not None and wr.commits else None),
-        "server_cpu_split": split, "machine_cpu_busy": machine, "machine_cpu": usage,
-        "runq_wait": runq,
-        "loopback": rtt,
-        "files": files}
+    if emu and emu["host_slower_calls"] and emu["delayed_calls"] and \
+            emu["host_slower_calls"] >= 0.1 * emu["delayed_calls"]:
+        notes.append(f"{emu['host_slower_calls']:,} of the server's "
+                     f"{emu['delayed_calls']:,} syncs took longer on this host than the "
+                     "emulated draw: the emulated device was slower than its profile")
     if wr.commits == 0:
         raise LabError(f"run {plan.index}/{plan.total} ({plan.label}): the workload "
                        "committed no transaction"
                        + (f" ({client['error_messages'][0]})" if client["error_messages"]
                           else ""))
+    return Measured(plan=plan, spec=spec, requested=requested, facts=facts, back=back,
+                    mismatch=mismatch, observed=observed, iv=iv, wr=wr, rtt=rtt, pid=pid,
+                    port=port, server_cpu_s=server_cpu_s, split=split, files=files,
+                    usage=usage, runq=runq, notes=notes, advisor=advisor, emulation=emu,
+                    extensions=watch.result() if watch is not None else None)
+
+
+def workload_for(base_workload, connections: int):
+    """A calibrated workload (any connections) at this run's connections."""
+    from dataclasses import replace
+
+    return replace(base_workload, connections=connections)
+
+
+def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress,
+            emulation: Emulation | None = None, calibrated=None,
+            calibrated_source: str | None = None,
+            commit_base_ms: float | None = None) -> dict:
+    """Start a server, drive the workload, take the deltas, stop it; then predict.
+
+    profile: the device profile the prediction runs on (with emulation: the emulated
+    one). calibrated: a Workload (from a workload profile, ``lab calibrate``) to predict
+    with instead of the one derived from this run's own measurements (which is still
+    reported, as ``derived_workload``). commit_base_ms: what a COMMIT costs besides the
+    wait for durability (a calibration's COMMIT round trip at trx_commit=0), added to the
+    simulated commit latencies; None: one measured SELECT 1 round trip."""
+    m = measure_one(opts, plan, workdir, progress, emulation, profile)
+    say = (lambda phase: progress(plan, phase)) if progress else (lambda phase: None)
     say("simulating the same configuration")
-    if rtt.get("wait_us") is not None:
-        rt_us = rtt["wait_us"]
-        rt_src = (f"a SELECT 1 round trip ({rtt['wall_us']:.1f} µs) less the client's "
-                  f"({rtt['client_cpu_us']:.1f}) and the server's ({rtt['server_cpu_us']:.1f})"
-                  " CPU")
-    else:
-        rt_us = rtt["outside_client_us"]
-        rt_src = (f"a SELECT 1 round trip ({rtt['wall_us']:.1f} µs) less the client's CPU "
-                  f"({rtt['client_cpu_us']:.1f}); the server's CPU was not readable")
-    config, cfg_notes = sim_config(facts, cores)
-    workload, lines = derive_workload(
-        connections=plan.connections, commits=wr.commits, server_cpu_s=server_cpu_s,
-        client_cpu_s=ccpu["cpu_s"], statements_per_trx=spec.statements_per_trx,
-        round_trip_us=rt_us, round_trip_source=rt_src, observed=observed, files=files)
+    cores = os.cpu_count() or 1
+    derived, lines = m.derive()
+    config, cfg_notes = sim_config(m.facts, cores)
     lines += [f"cpu_cores = {cores} (this host)"] + cfg_notes
-    sim = predict(config, workload, profile, spec.duration_s, seed=opts.seed)
-    predicted = predicted_figures(sim, rtt["wall_us"] / 1e3)
-    notes += model_notes(facts, config)
-    return {
+    if calibrated is not None:
+        workload = workload_for(calibrated, plan.connections)
+        source = calibrated_source or "calibrated"
+        wl_lines = [f"the calibrated workload {source} at {plan.connections} connection(s)"]
+    else:
+        workload, wl_lines, source = derived, lines, "derived"
+    sim = predict(config, workload, profile, opts.duration_s, seed=opts.seed)
+    base = commit_base_ms if commit_base_ms is not None else m.rtt["wall_us"] / 1e3
+    predicted = predicted_figures(sim, base)
+    predicted["commit_round_trip_source"] = (
+        "the calibration's COMMIT round trip at trx_commit=0" if commit_base_ms is not None
+        else "one measured SELECT 1 round trip")
+    measured = m.figures()
+    notes = list(m.notes) + model_notes(m.facts, config)
+    out = {
         "index": plan.index, "label": plan.label,
-        "server_process": {"pid": pid, "port": port},
-        "requested": requested, "read_back": back, "settings_match": not mismatch,
-        "settings_mismatch": mismatch,
-        "measured": measured_doc,
-        "workload": {**workload.to_dict(), "spec": spec.to_dict(), "derivation": lines,
+        "server_process": {"pid": m.pid, "port": m.port},
+        "requested": m.requested, "read_back": m.back, "settings_match": not m.mismatch,
+        "settings_mismatch": m.mismatch,
+        "measured": m.doc(),
+        "workload": {**workload.to_dict(), "source": source, "spec": m.spec.to_dict(),
+                     "derivation": wl_lines if calibrated is not None else lines,
                      "sim_config": config.to_dict()},
         "predicted": predicted,
         "errors_pct": compare(measured, predicted),
-        "advise": advise_summary(advisor.result if advisor else None,
-                                 advisor.error if advisor else "not run (--no-advise)"),
+        "advise": advise_summary(m.advisor.result if m.advisor else None,
+                                 m.advisor.error if m.advisor else "not run (--no-advise)"),
+        "emulation": m.emulation,
         "notes": notes,
     }
+    if calibrated is not None:
+        out["derived_workload"] = {**derived.to_dict(), "derivation": lines}
+    return out
 
 
 # ---- the whole lab ------------------------------------------------------------------------------
@@ -895,30 +1199,104 @@ def make_base_dir(datadir_on: str | None) -> Path:
                          "test that this user can write to") from None
 
 
-def load_or_measure(opts: LabOptions, base: Path, progress_line):
+def load_or_measure(opts: LabOptions, base: Path, progress_line, small_writes: bool = False):
+    """The device profile of the storage: --profile, else measured now (--quick; with
+    small_writes also 4 KB O_DIRECT write, fsync and fdatasync: redo writes are small)."""
     from ..profiles import load_profile
 
     if opts.profile_ref:
         return load_profile(opts.profile_ref), "profile"
-    from ..measure import measure_profile, quick_tests
+    from ..measure import TestSpec, measure_profile, quick_tests
     from ..measure.run import QUICK_DURATION_S
 
     if progress_line:
-        progress_line(f"measuring the storage under {base} (innoflush measure --quick)")
+        progress_line(f"measuring the storage under {base} (innoflush measure --quick"
+                      + (" + 4k" if small_writes else "") + ")")
     kw = MEASURE_KW
     if kw is None:
-        kw = {"tests": quick_tests(), "duration_s": QUICK_DURATION_S, "quick": True}
+        tests = quick_tests()
+        if small_writes:
+            tests = [TestSpec(op, 4096, True, 1) for op in ("none", "fsync", "fdatasync")] \
+                + tests
+        kw = {"tests": tests, "duration_s": QUICK_DURATION_S, "quick": True}
     profile = measure_profile(str(base), "lab-measured",
                               f"measured by innoflush lab run in {base.parent}", **kw)
     return profile, "measure"
+
+
+def run_checked(plan: RunPlan, workdir: Path, warnings: list[str], fn):
+    """fn() for one planned run, its errors as one LabError line naming the run; the
+    run's work directories (and the emulation's beside it) removed whatever happens."""
+    try:
+        return fn()
+    except WorkloadError as exc:
+        raise LabError(f"run {plan.index}/{plan.total} ({plan.label}): {exc}") from None
+    except LabError as exc:
+        msg = str(exc)
+        if not msg.startswith("run "):
+            msg = f"run {plan.index}/{plan.total} ({plan.label}): {msg}"
+        raise LabError(msg, exc.exit_code) from None
+    except UsageError:
+        raise
+    except InnoflushError as exc:
+        raise LabError(f"run {plan.index}/{plan.total} ({plan.label}): {exc}",
+                       exc.exit_code) from None
+    finally:
+        for d in (workdir, workdir.with_name(workdir.name + "-emulate")):
+            shutil.rmtree(d, ignore_errors=True)
+            if d.exists():
+                warnings.append(f"could not remove {d}")
+
+
+def load_calibrated(ref: str | None):
+    """(WorkloadProfile or None, its Workload or None); ProfileError (exit 2) if unknown."""
+    if not ref:
+        return None, None
+    from ..simulator.workload_profile import load_workload
+
+    wp = load_workload(ref)
+    return wp, wp.workload
+
+
+def _calibrated_at(wp, connections: int) -> tuple:
+    """(the workload profile's Workload at these connections, its source text), or
+    (None, None) without a profile."""
+    if wp is None:
+        return None, None
+    from .calibrate import workload_at
+
+    return workload_at(wp, connections)
+
+
+def _commit_base_at(wp, connections: int) -> float | None:
+    if wp is None:
+        return None
+    from .calibrate import commit_base_ms
+
+    return commit_base_ms(wp, connections)
+
+
+def calibrated_summary(wp) -> dict | None:
+    if wp is None:
+        return None
+    wl = wp.workload.to_dict()
+    wl.pop("connections", None)
+    return {"name": wp.name, "title": wp.title, "workload": wl,
+            "provenance": wp.provenance}
 
 
 def lab_run(opts: LabOptions, progress=None, progress_line=None) -> dict:
     """Every planned run, then the report dict (see lab/report.py for its keys).
 
     progress(plan, phase) and progress_line(text) are called for progress messages.
+    With opts.emulate the servers run with that device's sync latencies (a preloaded
+    library) and the predictions use that profile; --profile/--measure then describe
+    this host's storage, against which the emulation is checked (else a quick probe).
+    With opts.workload_ref the predictions use that workload profile (lab calibrate)
+    instead of the workload derived from each run.
     Always stops every server and removes every work directory it created."""
     from ..advisor.rules import device_from_profile
+    from ..profiles import load_profile
     from .report import SCHEMA
 
     opts.validate()
@@ -926,40 +1304,39 @@ def lab_run(opts: LabOptions, progress=None, progress_line=None) -> dict:
         docker_server_class()
     plans = plan_runs(opts)
     if opts.profile_ref:
-        from ..profiles import load_profile
-
         load_profile(opts.profile_ref)    # an unknown profile: exit 2 before anything runs
+    if opts.emulate:
+        load_profile(opts.emulate)
+    wp, _ = load_calibrated(opts.workload_ref)
     base = make_base_dir(opts.datadir_on)
     warnings: list[str] = []
     runs: list[dict] = []
+    emulation = None
     try:
         fs = _filesystem(str(base))
         if fs in ("tmpfs", "ramfs"):
             warnings.append(f"{base.parent} is on {fs}: memory, not storage — the figures "
                             "say nothing about a disk (give --datadir-on a directory on the "
                             "storage to test)")
-        profile, source = load_or_measure(opts, base, progress_line)
+        if opts.emulate:
+            host_profile = host_source = None
+            if opts.profile_ref or opts.measure:
+                host_profile, src = load_or_measure(opts, base, progress_line)
+                host_source = f"{host_profile.name} [{src}]"
+            emulation = make_emulation(opts.emulate, base, host_profile, host_source,
+                                       seed=opts.seed, channels=opts.emulate_channels,
+                                       progress_line=progress_line)
+            if emulation.check["verdict"] != "ok":
+                warnings.append(emulation.check["notes"][0])
+            profile, source = emulation.profile, "emulated"
+        else:
+            profile, source = load_or_measure(opts, base, progress_line)
         for plan in plans:
             workdir = base / f"run-{plan.index}"
-            try:
-                runs.append(run_one(opts, plan, workdir, profile, progress))
-            except WorkloadError as exc:
-                raise LabError(f"run {plan.index}/{plan.total} ({plan.label}): {exc}") \
-                    from None
-            except LabError as exc:
-                msg = str(exc)
-                if not msg.startswith("run "):
-                    msg = f"run {plan.index}/{plan.total} ({plan.label}): {msg}"
-                raise LabError(msg, exc.exit_code) from None
-            except UsageError:
-                raise
-            except InnoflushError as exc:
-                raise LabError(f"run {plan.index}/{plan.total} ({plan.label}): {exc}",
-                               exc.exit_code) from None
-            finally:
-                shutil.rmtree(workdir, ignore_errors=True)
-                if workdir.exists():
-                    warnings.append(f"could not remove {workdir}")
+            runs.append(run_checked(plan, workdir, warnings, lambda plan=plan, workdir=workdir:
+                                    run_one(opts, plan, workdir, profile, progress,
+                                            emulation, *_calibrated_at(wp, plan.connections),
+                                            _commit_base_at(wp, plan.connections))))
     finally:
         shutil.rmtree(base, ignore_errors=True)
     first = runs[0]["read_back"] if runs else {}
@@ -971,15 +1348,18 @@ def lab_run(opts: LabOptions, progress=None, progress_line=None) -> dict:
         "storage": {"datadir_on": str(base.parent), "filesystem": fs},
         "profile": {"name": profile.name, "title": profile.title, "source": source},
         "device": device_from_profile(profile, source).to_dict(),
+        "emulation": emulation.to_dict() if emulation else None,
         "host": {"cpu_cores": os.cpu_count() or 1},
         "workload": opts.spec(opts.connections[0]).to_dict() | {
             "connections": list(opts.connections), "description":
             opts.spec(opts.connections[0]).describe()},
+        "calibrated_workload": calibrated_summary(wp),
         "runs": runs,
         "warnings": warnings,
     }
 
 
-__all__ = ["COMPARED", "LabError", "LabOptions", "RunPlan", "compare", "derive_workload",
+__all__ = ["COMPARED", "Emulation", "LabError", "LabOptions", "Measured", "RunPlan", "compare",
+           "derive_workload", "make_emulation", "measure_one", "run_checked", "run_one",
            "error_pct", "files_delta", "innodb_files", "lab_run", "loopback",
            "machine_cpu", "plan_runs", "predict", "proc_cpu_seconds", "sim_duration"]

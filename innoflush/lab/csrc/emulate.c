@@ -11,7 +11,16 @@
  *   INNOFLUSH_EMULATE_FDATASYNC  same, for fdatasync (falls back to FSYNC)
  *   INNOFLUSH_EMULATE_DSYNC      same, for an O_DSYNC write (falls back to FDATASYNC)
  *   INNOFLUSH_EMULATE_SEED       seed of the per-thread generators (default 1)
- *   INNOFLUSH_EMULATE_LOG        a file to append one line of counters to at exit
+ *   INNOFLUSH_EMULATE_LOG        a file to append one line of counters to at exit:
+ *                                "pid=P fsync=N fdatasync=N dsync=N slept_us=N
+ *                                host_slower=N channels=C" (delayed calls per kind, time
+ *                                slept, calls whose real call alone outlasted the drawn
+ *                                latency: the host was slower than the profile)
+ *   INNOFLUSH_EMULATE_CHANNELS   1: one cache-flush channel, as the simulator's device
+ *                                (a flush empties the whole cache, so concurrent syncs
+ *                                queue behind each other: each holds the channel for
+ *                                its real call and its delay); 0 or unset: syncs of
+ *                                different threads are delayed independently
  * A variable that is unset or empty leaves that call alone.
  */
 #define _GNU_SOURCE
@@ -42,6 +51,10 @@ static uint64_t seed_base = 1;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static __thread uint64_t rng_state;
 static volatile uint64_t n_fsync, n_fdatasync, n_dsync; /* approximate: racy by design */
+static volatile uint64_t slept_us;                       /* likewise */
+static volatile uint64_t n_host_slower; /* calls whose real call outlasted the draw */
+static int one_channel;
+static pthread_mutex_t channel = PTHREAD_MUTEX_INITIALIZER;
 
 static int (*real_fsync)(int);
 static int (*real_fdatasync)(int);
@@ -75,9 +88,10 @@ static void write_log(void) {
     if (!path || !*path) return;
     FILE *f = fopen(path, "a");
     if (!f) return;
-    fprintf(f, "pid=%d fsync=%llu fdatasync=%llu dsync=%llu\n", (int)getpid(),
-            (unsigned long long)n_fsync, (unsigned long long)n_fdatasync,
-            (unsigned long long)n_dsync);
+    fprintf(f, "pid=%d fsync=%llu fdatasync=%llu dsync=%llu slept_us=%llu host_slower=%llu "
+            "channels=%d\n", (int)getpid(), (unsigned long long)n_fsync,
+            (unsigned long long)n_fdatasync, (unsigned long long)n_dsync,
+            (unsigned long long)slept_us, (unsigned long long)n_host_slower, one_channel);
     fclose(f);
 }
 
@@ -95,6 +109,8 @@ static void init(void) {
     if (d_dsync.n == 0) d_dsync = d_fdatasync;
     const char *seed = getenv("INNOFLUSH_EMULATE_SEED");
     if (seed && *seed) seed_base = strtoull(seed, NULL, 10);
+    const char *ch = getenv("INNOFLUSH_EMULATE_CHANNELS");
+    one_channel = ch && atoi(ch) == 1;
     atexit(write_log);
 }
 
@@ -132,7 +148,8 @@ static inline double now_us(void) {
 static void stretch(const struct dist *d, double start) {
     double target = draw_us(d);
     double left = target - (now_us() - start);
-    if (left <= 0) return;
+    if (left <= 0) { n_host_slower++; return; }
+    slept_us += (uint64_t)left;
     struct timespec ts = {(time_t)(left / 1e6), (long)((left - (time_t)(left / 1e6) * 1e6) * 1e3)};
     while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
     }
@@ -143,22 +160,31 @@ static int is_dsync_fd(int fd) {
     return fl != -1 && (fl & (O_DSYNC | O_SYNC));
 }
 
+static inline void channel_enter(int on) { if (on) pthread_mutex_lock(&channel); }
+static inline void channel_leave(int on) { if (on) pthread_mutex_unlock(&channel); }
+
 int fsync(int fd) {
     ensure_init();
+    int on = d_fsync.n && one_channel;
+    channel_enter(on);
     double start = now_us();
     int saved, r = real_fsync(fd);
     saved = errno;
     if (d_fsync.n) { n_fsync++; stretch(&d_fsync, start); }
+    channel_leave(on);
     errno = saved;
     return r;
 }
 
 int fdatasync(int fd) {
     ensure_init();
+    int on = d_fdatasync.n && one_channel;
+    channel_enter(on);
     double start = now_us();
     int saved, r = real_fdatasync(fd);
     saved = errno;
     if (d_fdatasync.n) { n_fdatasync++; stretch(&d_fdatasync, start); }
+    channel_leave(on);
     errno = saved;
     return r;
 }
@@ -166,11 +192,13 @@ int fdatasync(int fd) {
 #define DSYNC_WRAP(call)                                   \
     ensure_init();                                         \
     if (!d_dsync.n || !is_dsync_fd(fd)) return call;       \
+    channel_enter(one_channel);                            \
     double start = now_us();                               \
     ssize_t r = call;                                      \
     int saved = errno;                                     \
     n_dsync++;                                             \
     stretch(&d_dsync, start);                              \
+    channel_leave(one_channel);                            \
     errno = saved;                                         \
     return r;
 

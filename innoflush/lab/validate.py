@@ -1,0 +1,503 @@
+"""`innoflush lab validate`: the model's prediction error, measured on a real server.
+
+A matrix — connections × innodb_flush_method × innodb_flush_log_at_trx_commit — on
+this host's storage (``local``: the device profile from ``--profile``, or measured) and
+on emulated devices (``lab/emulate.py``: the server's syncs delayed to a profile's
+latencies, and the predictions for that profile). Every cell is a fresh server under
+the lab's workload (``run.measure_one``), measured beside the model's prediction of the
+same read-back configuration.
+
+The predictions use a **calibrated** workload, not each cell's own measurements:
+before the matrix, ``lab calibrate``'s runs (``innodb_flush_log_at_trx_commit=0``: no
+sync in the commit path) measure the per-transaction CPU of the server and the clients,
+the round trips, the redo, the pages dirtied and the file growth, once per connection
+count of the matrix (CPU per transaction depends on the concurrency), on this host's
+storage without emulation: a run without syncs at commit does not depend on the
+device, so one calibration serves every device of the backend. ``--workload NAME|FILE``
+uses a saved calibration instead. Nothing is fitted to the matrix's measurements.
+
+Per device: the error of each cell (predicted / measured − 1) and the mean absolute
+percentage error (MAPE) of TPS, commit latency p50 (and p99), Innodb_data_fsyncs/s and
+Innodb_data_writes/s (cells where the measured value is 0 are left out, and counted);
+per (device, connections, trx_commit), whether the model got the direction of the
+O_DIRECT → O_DIRECT_NO_FSYNC change of Innodb_data_fsyncs/s (and per commit) right.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..errors import InnoflushError, UsageError
+from .run import (
+    LabError,
+    LabOptions,
+    RunPlan,
+    _filesystem,
+    compare,
+    docker_server_class,
+    load_or_measure,
+    make_base_dir,
+    make_emulation,
+    measure_one,
+    predict,
+    predicted_figures,
+    run_checked,
+    sim_config,
+)
+
+SCHEMA = "innoflush.lab-validate/1"
+LOCAL = "local"
+DEFAULT_DEVICES = (LOCAL, "samsung-990-pro", "hdd-wd2502abys")
+DEFAULT_CONNECTIONS = (1, 2, 4, 8, 16)
+DEFAULT_FLUSH_METHODS = ("O_DIRECT", "O_DIRECT_NO_FSYNC")
+DEFAULT_TRX_COMMITS = (1, 2)
+# the figures whose MAPE is reported, and the issue's targets for them (percent)
+MAPE_FIGURES = ("tps", "commit_latency_p50_ms", "commit_latency_p99_ms", "data_fsyncs_per_s",
+                "data_writes_per_s")
+TARGETS = {"tps": 15.0, "commit_latency_p50_ms": 20.0, "data_fsyncs_per_s": 25.0,
+           "data_writes_per_s": 25.0}
+NOISE_PCT = 3.0     # a measured O_DIRECT -> O_DIRECT_NO_FSYNC change this small is "flat"
+
+
+@dataclass
+class ValidateOptions:
+    lab: LabOptions = field(default_factory=LabOptions)
+    devices: list[str] = field(default_factory=lambda: list(DEFAULT_DEVICES))
+    workload_ref: str | None = None       # a saved calibration instead of calibrating
+    calibrate_duration_s: float | None = None   # None: the cells' duration
+    calibrate_warmup_s: float | None = None     # None: the cells' warm-up
+    save_workload: str | None = None
+    force: bool = False
+    retries: int = 1                      # a cell whose server fails is tried again once
+    command: str | None = None            # the command line, for the report
+
+    def validate(self) -> None:
+        self.lab.validate()
+        if not self.devices:
+            raise UsageError("--devices: give at least one device")
+        if len(set(self.devices)) != len(self.devices):
+            raise UsageError("--devices: a device is listed twice")
+        for m in self.lab.flush_methods:
+            if m not in ("fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC"):
+                raise UsageError(f"--flush-method {m!r}")
+        if self.lab.emulate:
+            raise UsageError("lab validate emulates the --devices itself")
+        if not 0 <= self.retries <= 3:
+            raise UsageError("retries must be between 0 and 3")
+
+
+# ---- pure arithmetic ---------------------------------------------------------------------
+
+def mape(cells: list[dict], key: str, errors: str = "errors_pct") -> dict:
+    """Mean absolute percentage error of one figure over the cells that have an error
+    (None where the measured value was 0 or missing): {mape_pct, cells, excluded,
+    within_target (cells whose |error| is within the figure's target), max_abs_pct}."""
+    errs = [c[errors].get(key) for c in cells if c.get(errors)]
+    have = [abs(e) for e in errs if e is not None]
+    target = TARGETS.get(key)
+    out = {"mape_pct": round(sum(have) / len(have), 1) if have else None,
+           "cells": len(have), "excluded": len(errs) - len(have),
+           "max_abs_pct": round(max(have), 1) if have else None}
+    if target is not None:
+        out["target_pct"] = target
+        out["within_target"] = sum(1 for e in have if e <= target)
+        out["met"] = (None if out["mape_pct"] is None   # no cell to judge
+                      else out["mape_pct"] <= target)
+    return out
+
+
+def _sign(x: float | None, flat: float = 0.0) -> int | None:
+    if x is None:
+        return None
+    if abs(x) <= flat:
+        return 0
+    return 1 if x > 0 else -1
+
+
+def _change_pct(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or a == 0:
+        return None
+    return round(100.0 * (b / a - 1.0), 1)
+
+
+def directions(cells: list[dict]) -> list[dict]:
+    """Per (connections, trx_commit) with both O_DIRECT and O_DIRECT_NO_FSYNC cells: the
+    change of Innodb_data_fsyncs/s (and per commit) measured and predicted, and whether
+    the predicted direction is right: each change is classed down, flat (within
+    ±NOISE_PCT: noise-sized; at trx_commit=1 the data fsyncs are nearly all redo syncs,
+    which the flush method does not touch) or up, and right means the same class.
+    ``sign_agrees_per_s``: the bare signs compared, flat or not."""
+    out = []
+    keys = sorted({(c["connections"], c["trx_commit"]) for c in cells})
+    for conns, tc in keys:
+        pair = {c["flush_method"]: c for c in cells
+                if c["connections"] == conns and c["trx_commit"] == tc and "measured" in c}
+        a, b = pair.get("O_DIRECT"), pair.get("O_DIRECT_NO_FSYNC")
+        if not a or not b:
+            continue
+        row = {"connections": conns, "trx_commit": tc}
+        for per, getter in (("per_s", lambda c, side: c[side]["data_fsyncs_per_s"]),
+                            ("per_commit", lambda c, side: c[side]["data_fsyncs_per_commit"])):
+            m = _change_pct(getter(a, "measured"), getter(b, "measured"))
+            p = _change_pct(getter(a, "predicted"), getter(b, "predicted"))
+            row[f"measured_change_{per}_pct"] = m
+            row[f"predicted_change_{per}_pct"] = p
+            ms, ps = _sign(m, NOISE_PCT), _sign(p, NOISE_PCT)
+            row[f"right_{per}"] = None if ms is None or ps is None else ms == ps
+            if per == "per_s":
+                row["sign_agrees_per_s"] = (None if m is None or p is None
+                                            else _sign(m) == _sign(p))
+        row["measured_flat"] = (row["measured_change_per_s_pct"] is not None
+                                and abs(row["measured_change_per_s_pct"]) <= NOISE_PCT)
+        out.append(row)
+    return out
+
+
+def _right_not_flat(dirs: list[dict]) -> str:
+    """Right among the pairs whose measured change is beyond the noise band."""
+    got = [d["right_per_s"] for d in dirs if d["right_per_s"] is not None
+           and not d["measured_flat"]]
+    return f"{sum(got)}/{len(got)}"
+
+
+def device_summary(cells: list[dict]) -> dict:
+    ok = [c for c in cells if "measured" in c]
+    dirs = directions(ok)
+    right = [d["right_per_s"] for d in dirs if d["right_per_s"] is not None]
+    right_pc = [d["right_per_commit"] for d in dirs if d["right_per_commit"] is not None]
+    signs = [d["sign_agrees_per_s"] for d in dirs if d.get("sign_agrees_per_s") is not None]
+    return {
+        "cells": len(cells), "measured_cells": len(ok),
+        "failed_cells": len(cells) - len(ok),
+        "mape": {k: mape(ok, k) for k in MAPE_FIGURES},
+        "mape_derived": {k: mape(ok, k, "errors_pct_derived") for k in MAPE_FIGURES},
+        "mape_single_calibration": {k: mape(ok, k, "errors_pct_single") for k in
+                                    MAPE_FIGURES},
+        "direction": dirs,
+        "direction_right": f"{sum(right)}/{len(right)}",
+        "direction_all_right": (all(right) if right else None),
+        "direction_right_per_commit": f"{sum(right_pc)}/{len(right_pc)}",
+        "direction_sign_agrees": f"{sum(signs)}/{len(signs)}",
+        "direction_right_not_flat": _right_not_flat(dirs),
+    }
+
+
+# ---- one cell ----------------------------------------------------------------------------
+
+def _cell_measured(m) -> dict:
+    fig = m.figures()
+    o = m.observed
+    c = m.client
+    fig.update({
+        "commits": m.wr.commits, "seconds": c["seconds"],
+        "data_fsyncs_per_commit": (round(m.iv.deltas.get("Innodb_data_fsyncs", 0)
+                                         / o.commits, 4) if o.commits else None),
+        "commits_per_redo_sync": o.commits_per_redo_sync,
+        "server_cpu_us_per_trx": (round(m.server_cpu_s * 1e6 / m.wr.commits, 2)
+                                  if m.server_cpu_s is not None else None),
+        "client_cpu_us_per_trx": c["client_cpu"]["cpu_us_per_trx"],
+        "trx_latency_p50_ms": c["trx_latency_ms"]["p50"],
+        "machine_cpu": m.usage, "runq_wait": m.runq,
+        "pages_written": m.iv.deltas.get("Innodb_pages_written"),
+        "status_deltas": {k: v for k, v in m.iv.deltas.items() if k.startswith("Innodb_data")
+                          or k in ("Innodb_log_writes", "Innodb_os_log_written",
+                                   "Innodb_pages_written", "Innodb_dblwr_writes",
+                                   "Innodb_dblwr_pages_written",
+                                   "Innodb_buffer_pool_pages_flushed")},
+        "loopback_wall_us": m.rtt.get("wall_us")})
+    return fig
+
+
+def _cell_predicted(sim, rtt_ms: float) -> dict:
+    p = predicted_figures(sim, rtt_ms)
+    out = {k: p[k] for k in ("tps", "commit_latency_p50_ms", "commit_latency_p99_ms",
+                             "data_fsyncs_per_s", "data_writes_per_s",
+                             "data_fsyncs_per_data_write", "commit_round_trip_ms",
+                             "cpu_util", "device_flush_util", "checkpoint_stall_s",
+                             "sim_duration_s", "group_commit", "syncs_per_s")}
+    out["data_fsyncs_per_commit"] = (round(sim.status.get("Innodb_data_fsyncs", 0)
+                                           / sim.commits, 4) if sim.commits else None)
+    return out
+
+
+def run_cell(opts: LabOptions, plan: RunPlan, workdir: Path, device: str, profile,
+             emulation, workload, workload_source: str, single, progress,
+             commit_base: float | None = None) -> dict:
+    """Measure one cell, then predict it: with the calibrated workload at its
+    connections (compared), the calibration's first connection count (``single``), and
+    the workload derived from the cell's own run (both reported, not compared).
+
+    The compared commit latencies are the simulated wait for durability plus
+    ``commit_base`` (the calibration's COMMIT round trip without a sync), or one
+    measured SELECT 1 round trip without it."""
+    m = measure_one(opts, plan, workdir, progress, emulation, profile)
+    if progress:
+        progress(plan, "simulating the same configuration")
+    cores = os.cpu_count() or 1
+    config, cfg_notes = sim_config(m.facts, cores)
+    rtt_ms = commit_base if commit_base is not None else m.rtt["wall_us"] / 1e3
+    measured = _cell_measured(m)
+    wl = replace(workload, connections=plan.connections)
+    predicted = _cell_predicted(predict(config, wl, profile, opts.duration_s, seed=opts.seed),
+                                rtt_ms)
+    derived, lines = m.derive()
+    pd = _cell_predicted(predict(config, derived, profile, opts.duration_s, seed=opts.seed),
+                         rtt_ms)
+    single_wl = replace(single, connections=plan.connections)
+    ps = _cell_predicted(predict(config, single_wl, profile, opts.duration_s, seed=opts.seed),
+                         rtt_ms)
+    return {"device": device, "connections": plan.connections,
+            "flush_method": plan.flush_method, "trx_commit": plan.trx_commit,
+            "settings_match": not m.mismatch, "settings_mismatch": m.mismatch,
+            "read_back": {k: m.back[k] for k in ("version", "innodb_flush_method",
+                                                 "innodb_flush_log_at_trx_commit",
+                                                 "innodb_doublewrite", "log_bin")},
+            "measured": measured, "predicted": predicted,
+            "errors_pct": compare(measured, predicted),
+            "workload": {**wl.to_dict(), "source": workload_source},
+            "derived_workload": {**derived.to_dict(), "derivation": lines},
+            "predicted_derived": pd, "errors_pct_derived": compare(measured, pd),
+            "predicted_single": ps, "errors_pct_single": compare(measured, ps),
+            "sim_config": config.to_dict(), "config_notes": cfg_notes,
+            "emulation": m.emulation, "notes": list(m.notes)}
+
+
+# ---- the matrix --------------------------------------------------------------------------
+
+def cell_plans(opts: LabOptions) -> list[RunPlan]:
+    """connections × trx_commit × flush method, the two flush methods of a pair run one
+    after the other (the direction compares them)."""
+    plans = []
+    combos = [(c, t, f) for c in opts.connections for t in opts.trx_commits
+              for f in opts.flush_methods]
+    for i, (c, t, f) in enumerate(combos):
+        plans.append(RunPlan(i + 1, len(combos), f, t, None, c))
+    return plans
+
+
+def host_facts(path: str) -> dict:
+    from ..measure import gather_facts
+
+    try:
+        f = gather_facts(path)
+    except Exception as exc:  # noqa: BLE001 - facts are for the report only
+        return {"error": str(exc)}
+    disks = f.get("disks") or []
+    mem = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemTotal:"):
+                    mem = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    return {"hostname": f.get("hostname") or platform.node(), "kernel": f.get("kernel"),
+            "cpu_model": f.get("cpu_model"), "cpu_cores": os.cpu_count() or 1,
+            "memory_bytes": mem, "filesystem": f.get("fs_type"),
+            "mount_options": f.get("mount_options"), "block_device": f.get("block_device"),
+            "disk": ({k: disks[0].get(k) for k in ("name", "model", "vendor", "rotational",
+                                                   "write_cache", "virtual")}
+                     if disks else None),
+            "python": platform.python_version()}
+
+
+def calibrate_for(vopts: ValidateOptions, base: Path, warnings: list[str], progress):
+    """The workload profile the predictions use: vopts.workload_ref, else calibration
+    runs now (one per connection count, this host's storage, no emulation)."""
+    from .calibrate import build_profile, calibration_plans, run_summary
+
+    if vopts.workload_ref:
+        from ..simulator.workload_profile import load_workload
+
+        return load_workload(vopts.workload_ref), None
+    o = vopts.lab
+    copts = replace(o, trx_commits=[0], emulate=None, advise=False, watch_extensions=True,
+                    duration_s=vopts.calibrate_duration_s or o.duration_s,
+                    warmup_s=(vopts.calibrate_warmup_s if vopts.calibrate_warmup_s
+                              is not None else o.warmup_s))
+    measured = []
+    for plan in calibration_plans(copts):
+        workdir = base / f"calibrate-{plan.index}"
+        measured.append(run_checked(plan, workdir, warnings,
+                                    lambda plan=plan, workdir=workdir: measure_one(
+                                        copts, plan, workdir, progress, None)))
+    runs, derivations = [], []
+    for m in measured:
+        wl, lines = m.derive()
+        runs.append(run_summary(m, wl))
+        derivations.append(lines)
+    first = measured[0].back
+    server = {"product": first.get("product"), "version": first.get("version"),
+              "sim_flavor": first.get("sim_flavor")}
+    wp = build_profile(vopts.save_workload or "validate-calibration", None, copts, runs,
+                       derivations, server, None)
+    saved = None
+    if vopts.save_workload:
+        from ..simulator.workload_profile import save_workload
+
+        saved = str(save_workload(wp, overwrite=vopts.force))
+    return wp, {"runs": runs, "derivation": derivations[0], "saved": saved,
+                "duration_s": copts.duration_s, "warmup_s": copts.warmup_s}
+
+
+def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> dict:
+    """Calibrate, run the matrix on every device, and summarise (see the module doc).
+
+    Always stops every server and removes every work directory it created. A cell whose
+    run fails is tried again (``retries``); a cell that still fails is reported with its
+    error and left out of the statistics."""
+    from ..profiles import load_profile
+    from .calibrate import commit_base_ms, workload_at
+
+    vopts.validate()
+    o = vopts.lab
+    t_start = time.monotonic()
+    if o.backend == "docker":
+        docker_server_class()
+    for d in vopts.devices:
+        if d != LOCAL:
+            load_profile(d)          # an unknown profile: exit 2 before anything runs
+    if o.profile_ref:
+        load_profile(o.profile_ref)
+    if vopts.workload_ref:
+        from ..simulator.workload_profile import load_workload
+
+        load_workload(vopts.workload_ref)
+    if vopts.save_workload and not vopts.workload_ref:
+        from ..simulator.workload_profile import workload_dir
+
+        if (workload_dir() / f"{vopts.save_workload}.json").exists() and not vopts.force:
+            raise UsageError(f"workload {vopts.save_workload!r} already exists (use --force "
+                             "to replace it)")
+    base = make_base_dir(o.datadir_on)
+    warnings: list[str] = []
+    devices: list[dict] = []
+    date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    say = progress_line or (lambda text: None)
+    plans = cell_plans(o)
+    calibration = None
+    wp = None
+    try:
+        fs = _filesystem(str(base))
+        host = host_facts(str(base))
+        host_profile = host_how = None
+        if LOCAL in vopts.devices or o.profile_ref or o.measure:
+            host_profile, host_how = load_or_measure(o, base, progress_line,
+                                                     small_writes=True)
+        say("calibrating the workload (innodb_flush_log_at_trx_commit=0, one run per "
+            "connection count)" if not vopts.workload_ref else
+            f"using the calibrated workload {vopts.workload_ref}")
+        wp, calibration = calibrate_for(vopts, base, warnings, _prefixed(progress,
+                                                                          "calibration"))
+        for dn, device in enumerate(vopts.devices, 1):
+            emulation = None
+            entry: dict = {"name": device, "ref": device,
+                           "kind": "local" if device == LOCAL else "emulated"}
+            if device == LOCAL:
+                profile = host_profile
+                entry["profile"] = {"name": profile.name, "title": profile.title,
+                                    "source": host_how}
+            else:
+                emulation = make_emulation(device, base, host_profile,
+                                           f"{host_profile.name} [{host_how}]"
+                                           if host_profile else None,
+                                           seed=o.seed, channels=o.emulate_channels,
+                                           progress_line=progress_line)
+                profile = emulation.profile
+                entry["name"] = profile.name
+                entry["profile"] = {"name": profile.name, "title": profile.title,
+                                    "source": "emulated"}
+                entry["emulation"] = emulation.to_dict()
+                if emulation.check["verdict"] == "cannot":
+                    entry.update({"skipped": emulation.check["notes"][0], "cells": [],
+                                  "summary": device_summary([])})
+                    warnings.append(f"{device}: skipped: {emulation.check['notes'][0]}")
+                    devices.append(entry)
+                    continue
+            cells = []
+            tag = f"device {dn}/{len(vopts.devices)} {device}"
+            for plan in plans:
+                wl, src = workload_at(wp, plan.connections)
+                workdir = base / f"{dn}-run-{plan.index}"
+                cells.append(_cell_with_retries(vopts, plan, workdir, device, profile,
+                                                emulation, wl, src, wp.workload, warnings,
+                                                _prefixed(progress, tag),
+                                                commit_base_ms(wp, plan.connections)))
+            entry["cells"] = cells
+            entry["summary"] = device_summary(cells)
+            devices.append(entry)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    first = next((c["read_back"] for d in devices for c in d.get("cells", [])
+                  if "read_back" in c), {})
+    return {
+        "schema": SCHEMA, "date": date, "command": vopts.command,
+        "wall_s": round(time.monotonic() - t_start, 1),
+        "backend": o.backend, "image": o.image,
+        "server": {"version": first.get("version"),
+                   "sim_flavor": (devices[0]["cells"][0]["sim_config"]["flavor"]
+                                  if devices and devices[0].get("cells")
+                                  and "sim_config" in devices[0]["cells"][0] else None)},
+        "host": host, "storage": {"datadir_on": str(base.parent), "filesystem": fs},
+        "matrix": {"devices": list(vopts.devices), "connections": list(o.connections),
+                   "flush_methods": list(o.flush_methods), "trx_commits": list(o.trx_commits),
+                   "duration_s": o.duration_s, "warmup_s": o.warmup_s,
+                   "buffer_pool": o.buffer_pool, "extra": dict(o.extra),
+                   "workload": o.spec(o.connections[0]).to_dict(),
+                   "description": o.spec(o.connections[0]).describe()},
+        "calibration": {"workload_profile": wp.to_dict() if wp else None,
+                        **(calibration or {"source": vopts.workload_ref})},
+        "targets_pct": dict(TARGETS),
+        "devices": devices,
+        "warnings": warnings,
+    }
+
+
+def _prefixed(progress, tag: str):
+    if progress is None:
+        return None
+
+    def show(plan, phase):
+        progress(plan, phase, tag)
+    return show
+
+
+def _cell_with_retries(vopts, plan, workdir, device, profile, emulation, wl, src, single,
+                       warnings, progress, commit_base=None) -> dict:
+    o = vopts.lab
+    errors = []
+    for attempt in range(vopts.retries + 1):
+        wd = workdir.with_name(workdir.name + (f"-retry{attempt}" if attempt else ""))
+        try:
+            cell = run_checked(plan, wd, warnings,
+                               lambda wd=wd: run_cell(o, plan, wd, device, profile,
+                                                      emulation, wl, src, single, progress,
+                                                      commit_base))
+        except LabError as exc:
+            errors.append(str(exc))
+            continue
+        except InnoflushError:
+            raise
+        if errors:
+            cell["notes"].insert(0, f"tried {len(errors) + 1} times; before: {errors[-1]}")
+        return cell
+    warnings.append(f"{device}: cell {plan.label} failed: {errors[-1]}")
+    return {"device": device, "connections": plan.connections,
+            "flush_method": plan.flush_method, "trx_commit": plan.trx_commit,
+            "error": errors[-1]}
+
+
+def command_line() -> str:
+    return "innoflush " + " ".join(sys.argv[1:]) if sys.argv else "innoflush lab validate"
+
+
+__all__ = ["DEFAULT_DEVICES", "MAPE_FIGURES", "SCHEMA", "TARGETS", "ValidateOptions",
+           "cell_plans", "device_summary", "directions", "lab_validate", "mape"]

@@ -1,0 +1,119 @@
+"""`innoflush lab calibrate` on a real server: a workload profile measured, saved, loaded,
+and accepted by simulate, lab run and advise (which then uses it instead of fitting)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from innoflush.cli import main
+from innoflush.lab.calibrate import commit_base_ms, workload_at
+from innoflush.simulator.workload_profile import load_workload
+
+pytestmark = pytest.mark.server
+
+
+@pytest.fixture(scope="module")
+def calibrated(server_binaries, tmp_path_factory):
+    """One short calibration (1 and 2 connections), saved as 'cal-test' in a fresh
+    INNOFLUSH_HOME; yields (home, the calibrate --json report)."""
+    home = tmp_path_factory.mktemp("home")
+    data = tmp_path_factory.mktemp("data")
+    env = {"INNOFLUSH_HOME": str(home)}
+    r = CliRunner(env=env).invoke(main, [
+        "lab", "calibrate", "--datadir-on", str(data), "--connections", "1,2",
+        "--duration", "1.5", "--warmup", "0.5", "--buffer-pool", "64M", "--save",
+        "cal-test", "--json"])
+    assert r.exit_code == 0, r.output
+    yield home, json.loads(r.output), data
+
+
+def test_calibration_round_trip(calibrated, monkeypatch):
+    home, rep, _ = calibrated
+    monkeypatch.setenv("INNOFLUSH_HOME", str(home))
+    assert rep["schema"] == "innoflush.lab-calibrate/1"
+    assert rep["saved"] == str(home / "workloads" / "cal-test.json")
+    runs = rep["runs"]
+    assert [r["connections"] for r in runs] == [1, 2]
+    for r in runs:
+        # no sync in the commit path: the runs had trx_commit=0
+        assert r["read_back"]["innodb_flush_log_at_trx_commit"] == 0
+        assert r["commits"] > 100
+        w = r["workload"]
+        # measured, not defaults: CPU from /proc, redo from the counters, growth from files
+        assert w["cpu_us_per_trx"] == pytest.approx(r["server_cpu_us_per_trx"], rel=1e-3)
+        assert 0 < w["client_cpu_us_per_trx"] <= w["client_us_per_trx"]
+        assert w["redo_bytes_per_trx"] == pytest.approx(r["redo_bytes_per_commit"], abs=1)
+        assert w["growth_bytes_per_trx"] > 0 and w["tablespaces"] >= 1
+    wp = load_workload("cal-test")
+    assert wp.name == "cal-test"
+    assert wp.workload.cpu_us_per_trx == pytest.approx(runs[0]["workload"]["cpu_us_per_trx"])
+    assert wp.provenance["kind"] == "calibrated"
+    assert wp.provenance["settings"]["innodb_flush_log_at_trx_commit"] == 0
+    assert wp.provenance["spec"]["kind"] == "insert"
+    two, src = workload_at(wp, 2)
+    assert two.connections == 2 and "2 connection" in src
+    assert two.cpu_us_per_trx == pytest.approx(runs[1]["workload"]["cpu_us_per_trx"])
+    assert commit_base_ms(wp) == pytest.approx(runs[0]["commit_latency_ms"]["p50"])
+    assert commit_base_ms(wp, 2) == pytest.approx(runs[1]["commit_latency_ms"]["p50"])
+    assert commit_base_ms(wp, 16) == commit_base_ms(wp, 2)       # the nearest count
+    # simulate (and tps) accept it by name
+    r = CliRunner().invoke(main, ["simulate", "--profile", "samsung-990-pro", "--flavor",
+                                  "mariadb-10.11", "--skip-log-bin", "--workload", "cal-test",
+                                  "--connections", "1", "--duration", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    sim = json.loads(r.output)
+    assert sim["workload"]["cpu_us_per_trx"] == pytest.approx(wp.workload.cpu_us_per_trx)
+    assert sim["workload"]["redo_bytes_per_trx"] == wp.workload.redo_bytes_per_trx
+    assert sim["rows"][0]["tps"] > 0
+    r = CliRunner().invoke(main, ["tps", "--profile", "samsung-990-pro", "--workload",
+                                  "cal-test", "--no-check", "--json"])
+    assert r.exit_code == 0, r.output
+    # the name is kept: a second save without --force is refused before any run
+    r = CliRunner().invoke(main, ["lab", "calibrate", "--save", "cal-test", "--duration", "1"])
+    assert r.exit_code == 2 and "already exists" in r.output
+
+
+def test_lab_run_predicts_with_the_calibrated_workload(calibrated, monkeypatch):
+    home, rep, data = calibrated
+    monkeypatch.setenv("INNOFLUSH_HOME", str(home))
+    r = CliRunner().invoke(main, [
+        "lab", "run", "--workload", "cal-test", "--profile", "samsung-pm9a3", "--datadir-on",
+        str(data), "--connections", "2", "--duration", "1", "--buffer-pool", "64M",
+        "--no-advise", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    run = out["runs"][0]
+    assert out["calibrated_workload"]["name"] == "cal-test"
+    assert run["workload"]["source"].startswith("cal-test (calibrated at 2 connection")
+    assert run["workload"]["cpu_us_per_trx"] == pytest.approx(
+        rep["runs"][1]["workload"]["cpu_us_per_trx"])
+    assert run["derived_workload"]["cpu_us_per_trx"] > 0     # reported beside, not used
+    # the commit latency compared: the simulated wait for durability plus the calibrated
+    # COMMIT round trip without a sync at the same connection count
+    assert run["predicted"]["commit_round_trip_ms"] == pytest.approx(
+        rep["runs"][1]["commit_latency_ms"]["p50"], abs=1e-4)
+
+
+def test_advise_uses_the_profile_instead_of_fitting(calibrated, mariadb_server, insert_load,
+                                                    monkeypatch):
+    home, rep, _ = calibrated
+    monkeypatch.setenv("INNOFLUSH_HOME", str(home))
+    wp = load_workload("cal-test")
+    with insert_load(mariadb_server, threads=2) as load:
+        load.wait_started()
+        r = CliRunner().invoke(main, [
+            "advise", "--host", "127.0.0.1", "--port", str(mariadb_server.port), "--user",
+            "root", "--interval", "1", "--profile", "samsung-990-pro", "--workload",
+            "cal-test", "--connections", "2", "--json"],
+            env={"MYSQL_PWD": "", "HOME": "/nonexistent"})
+    assert r.exit_code in (0, 3), r.output
+    adv = json.loads(r.stdout)
+    fit = adv["fit"]
+    assert fit["source"] == "profile:cal-test"
+    assert fit["steps"] == 1
+    assert fit["workload"]["cpu_us_per_trx"] == pytest.approx(wp.workload.cpu_us_per_trx)
+    assert fit["workload"]["connections"] == 2
+    assert any("not fitted" in a for a in fit["assumptions"])
