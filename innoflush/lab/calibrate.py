@@ -34,6 +34,7 @@ import os
 import platform
 import shutil
 from dataclasses import replace
+from pathlib import Path
 
 from ..errors import UsageError
 from .run import (
@@ -202,7 +203,6 @@ def lab_calibrate(opts: LabOptions, save: str | None = None, force: bool = False
     plans = calibration_plans(opts)
     base = make_base_dir(opts.datadir_on)
     warnings: list[str] = []
-    measured = []
     emulation = None
     try:
         fs = _filesystem(str(base))
@@ -214,23 +214,11 @@ def lab_calibrate(opts: LabOptions, save: str | None = None, force: bool = False
             emulation = make_emulation(opts.emulate, base, host, src, seed=opts.seed,
                                        channels=opts.emulate_channels,
                                        progress_line=progress_line)
-        for plan in plans:
-            workdir = base / f"calibrate-{plan.index}"
-            measured.append(run_checked(plan, workdir, warnings,
-                                        lambda plan=plan, workdir=workdir: measure_one(
-                                            opts, plan, workdir, progress, emulation)))
+        emu = emulation.to_dict() if emulation else None
+        wp, runs, derivations, server = calibration_profile(
+            opts, plans, base, warnings, progress, emulation, save or "calibrated", title, emu)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    runs, derivations = [], []
-    for m in measured:
-        wl, lines = m.derive()
-        runs.append(run_summary(m, wl))
-        derivations.append(lines)
-    first = measured[0].back
-    server = {"product": first.get("product"), "version": first.get("version"),
-              "sim_flavor": first.get("sim_flavor")}
-    emu = emulation.to_dict() if emulation else None
-    wp = build_profile(save or "calibrated", title, opts, runs, derivations, server, emu)
     path = save_workload(wp, overwrite=force) if save else None
     return {"schema": SCHEMA, "backend": opts.backend, "image": opts.image,
             "server": server, "storage": {"datadir_on": str(base.parent), "filesystem": fs},
@@ -240,6 +228,29 @@ def lab_calibrate(opts: LabOptions, save: str | None = None, force: bool = False
             "runs": runs, "derivation": derivations,
             "profile": wp.to_dict(), "saved": str(path) if path else None,
             "warnings": warnings}
+
+
+def calibration_profile(opts, plans, base: Path, warnings: list[str], progress, emulation,
+                        name: str, title: str | None, emu: dict | None):
+    """Measure the calibration runs and build the workload profile from them; returns
+    (profile, run summaries, derivation lines per run, server facts). Shared by
+    `lab calibrate` and `lab validate`."""
+    measured = []
+    for plan in plans:
+        workdir = base / f"calibrate-{plan.index}"
+        measured.append(run_checked(plan, workdir, warnings,
+                                    lambda plan=plan, workdir=workdir: measure_one(
+                                        opts, plan, workdir, progress, emulation)))
+    runs, derivations = [], []
+    for m in measured:
+        wl, lines = m.derive()
+        runs.append(run_summary(m, wl))
+        derivations.append(lines)
+    first = measured[0].back
+    server = {"product": first.get("product"), "version": first.get("version"),
+              "sim_flavor": first.get("sim_flavor")}
+    wp = build_profile(name, title, opts, runs, derivations, server, emu)
+    return wp, runs, derivations, server
 
 
 def calibrate_cpu_table(report: dict) -> str:

@@ -312,7 +312,7 @@ def host_facts(path: str) -> dict:
 def calibrate_for(vopts: ValidateOptions, base: Path, warnings: list[str], progress):
     """The workload profile the predictions use: vopts.workload_ref, else calibration
     runs now (one per connection count, this host's storage, no emulation)."""
-    from .calibrate import build_profile, calibration_plans, run_summary
+    from .calibrate import calibration_plans, calibration_profile
 
     if vopts.workload_ref:
         from ..simulator.workload_profile import load_workload
@@ -323,22 +323,9 @@ def calibrate_for(vopts: ValidateOptions, base: Path, warnings: list[str], progr
                     duration_s=vopts.calibrate_duration_s or o.duration_s,
                     warmup_s=(vopts.calibrate_warmup_s if vopts.calibrate_warmup_s
                               is not None else o.warmup_s))
-    measured = []
-    for plan in calibration_plans(copts):
-        workdir = base / f"calibrate-{plan.index}"
-        measured.append(run_checked(plan, workdir, warnings,
-                                    lambda plan=plan, workdir=workdir: measure_one(
-                                        copts, plan, workdir, progress, None)))
-    runs, derivations = [], []
-    for m in measured:
-        wl, lines = m.derive()
-        runs.append(run_summary(m, wl))
-        derivations.append(lines)
-    first = measured[0].back
-    server = {"product": first.get("product"), "version": first.get("version"),
-              "sim_flavor": first.get("sim_flavor")}
-    wp = build_profile(vopts.save_workload or "validate-calibration", None, copts, runs,
-                       derivations, server, None)
+    wp, runs, derivations, _server = calibration_profile(
+        copts, calibration_plans(copts), base, warnings, progress, None,
+        vopts.save_workload or "validate-calibration", None, None)
     saved = None
     if vopts.save_workload:
         from ..simulator.workload_profile import save_workload
