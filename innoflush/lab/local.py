@@ -95,6 +95,16 @@ def _version_of(server: Path) -> tuple[str, tuple[int, ...], str]:
     return flavor, tuple(int(g) for g in m.groups()), text
 
 
+def _first_executable(names, dirs: list[Path]) -> Path | None:
+    """The first name (in order of preference) found executable in any of dirs."""
+    for name in names:
+        for d in dirs:
+            cand = d / name
+            if cand.is_file() and os.access(cand, os.X_OK):
+                return cand
+    return None
+
+
 def find_binaries(basedir: str | os.PathLike | None = None) -> Binaries:
     """The server binary (and MariaDB's install-db), from basedir or PATH and /usr/sbin."""
     if basedir is not None:
@@ -103,15 +113,7 @@ def find_binaries(basedir: str | os.PathLike | None = None) -> Binaries:
     else:
         dirs = [Path(d) for d in os.environ.get("PATH", "").split(os.pathsep) if d]
         dirs += [Path(d) for d in SEARCH_DIRS]
-    server = None
-    for name in SERVER_NAMES:
-        for d in dirs:
-            cand = d / name
-            if cand.is_file() and os.access(cand, os.X_OK):
-                server = cand
-                break
-        if server:
-            break
+    server = _first_executable(SERVER_NAMES, dirs)
     if server is None:
         where = str(basedir) if basedir is not None else "PATH or " + ", ".join(SEARCH_DIRS)
         raise ServerError(f"no mariadbd or mysqld found in {where}: install the MariaDB or "
@@ -120,15 +122,8 @@ def find_binaries(basedir: str | os.PathLike | None = None) -> Binaries:
     flavor, version, text = _version_of(server)
     install_db = None
     if flavor == "mariadb":
-        search = dirs + [server.parent, Path("/usr/bin")]
-        for name in ("mariadb-install-db", "mysql_install_db"):
-            for d in search:
-                cand = d / name
-                if cand.is_file() and os.access(cand, os.X_OK):
-                    install_db = cand
-                    break
-            if install_db:
-                break
+        install_db = _first_executable(("mariadb-install-db", "mysql_install_db"),
+                                       dirs + [server.parent, Path("/usr/bin")])
         if install_db is None:
             raise ServerError(f"{server} is MariaDB but mariadb-install-db was not found "
                               "next to it or on PATH")

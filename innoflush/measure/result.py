@@ -38,22 +38,17 @@ from dataclasses import dataclass, field
 
 from .. import __version__
 from ..errors import UsageError
-from ..profiles import DeviceProfile, ProfileTest
+from ..profiles import DeviceProfile, ProfileTest, TestKey
 from ..stats import LatencySummary
 from ..units import format_size
 from .facts import device_class
 
 
 @dataclass(frozen=True)
-class TestSpec:
-    """One probe configuration."""
+class TestSpec(TestKey):
+    """One probe configuration: a profile's TestKey, with a label for the report."""
 
     __test__ = False  # not a pytest test class
-
-    op: str
-    write_bytes: int
-    direct: bool
-    jobs: int = 1
 
     @property
     def label(self) -> str:
