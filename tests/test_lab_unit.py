@@ -25,10 +25,10 @@ from innoflush.lab.run import (
     machine_cpu,
     machine_usage,
     plan_runs,
+    predict,
     predicted_figures,
     proc_cpu_seconds,
     settings_mismatch,
-    sim_duration,
     split_server_cpu,
 )
 from innoflush.lab.workload import (
@@ -164,11 +164,26 @@ def test_predicted_figures_add_the_commit_round_trip():
     assert p["data_fsyncs_per_data_write"] == 3.0
 
 
-def test_sim_duration_bounds():
-    assert sim_duration(100.0, 10.0) == 10.0       # 30k commits would take 300 s: capped
-    assert sim_duration(30_000.0, 10.0) == 3.0     # 1 s would do: at least 3 s
-    assert sim_duration(5_000.0, 10.0) == 6.0
-    assert sim_duration(0.0, 2.0) == 3.0
+def test_predict_follows_the_runs_timeline():
+    """The prediction simulates the run's warm-up and then its measured seconds (at least
+    SIM_MIN_S): MariaDB's page cleaner wakes only once the checkpoint age has grown."""
+    from innoflush.profiles import load_profile
+    from innoflush.simulator import ServerConfig, Workload
+
+    cfg = ServerConfig(flavor="mariadb-10.11", innodb_flush_log_at_trx_commit=2,
+                       log_bin=False, innodb_redo_log_capacity=96 * 1024 * 1024,
+                       innodb_max_dirty_pages_pct_lwm=0.0)
+    wl = Workload(connections=2, cpu_us_per_trx=100, client_us_per_trx=100,
+                  redo_bytes_per_trx=1024, pages_dirtied_per_trx=0.5)
+    prof = load_profile("samsung-990-pro")
+    short = predict(cfg, wl, prof, 2.0, warmup_s=0.0)
+    assert short.duration_s == pytest.approx(3.0)        # SIM_MIN_S
+    late = predict(cfg, wl, prof, 4.0, warmup_s=8.0)
+    assert late.duration_s == pytest.approx(4.0)
+    # ~10 MB of redo a second, the async point at ~67 MB: the cleaner sleeps through
+    # the first seconds (no page written), and is flushing after 8 s of warm-up
+    assert short.status.get("Innodb_pages_written", 0) == 0
+    assert late.status.get("Innodb_pages_written", 0) > 0
 
 
 # ---- host readings -----------------------------------------------------------------------------

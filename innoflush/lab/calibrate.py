@@ -25,6 +25,18 @@ wakes an idle thread; with more connections than cores the threads queue and swi
 so with several ``--connections`` one calibration run is made per count: the profile's
 ``workload`` is the first count's, and ``provenance.calibration.by_connections`` keeps
 each count's (``workload_at`` picks the one for a run; ``lab validate`` uses it).
+
+Then one more run, **the host's cost of a sync** (``host_costs``): one connection at
+``innodb_flush_log_at_trx_commit=1`` on this host's storage (never emulated), beside the
+one-connection run at 0. A sync in the commit path costs more than the device's
+latency: the server's CPU per transaction grows by ``T`` per sync (syscalls, I/O
+completion, the sleeping thread's wake-up), and the COMMIT's round trip grows by the
+redo write and sync latencies of the storage's profile plus a residual ``R``. The part
+of ``T`` on the committing thread's path is ``min(R, T)`` (``sync_cpu_us``), the rest is
+CPU spent elsewhere (``sync_side_cpu_us``), and what ``R`` leaves beyond ``T`` is a
+wake-up latency (``wakeup_us``). A transaction whose commit sleeps costs what the
+one-connection run's did (``cpu_us_per_trx_sleeping``, ``client_cpu_us_per_trx_sleeping``):
+its threads go idle and are woken every time, whatever the connection count.
 """
 
 from __future__ import annotations
@@ -53,13 +65,72 @@ SCHEMA = "innoflush.lab-calibrate/1"
 RESERVED_NAMES = ("insert", "oltp")   # the load generator's workloads (--workload)
 
 
+HOST_COST_CONNECTIONS = 1
+
+
 def calibration_plans(opts: LabOptions) -> list[RunPlan]:
-    """One trx_commit=0 run (sync_binlog=0 with the binlog on) per connection count, with
-    the first flush method."""
+    """One trx_commit=0 run (sync_binlog=0 with the binlog on) per connection count (and
+    at one connection, the host-cost reference), with the first flush method; then the
+    host-cost run: trx_commit=1 at one connection (its only syncs the redo's)."""
     sb = 0 if opts.log_bin else None
-    n = len(opts.connections)
-    return [RunPlan(i + 1, n, opts.flush_methods[0], 0, sb, c)
-            for i, c in enumerate(opts.connections)]
+    counts = list(opts.connections)
+    if HOST_COST_CONNECTIONS not in counts:
+        counts.append(HOST_COST_CONNECTIONS)
+    n = len(counts) + 1
+    plans = [RunPlan(i + 1, n, opts.flush_methods[0], 0, sb, c) for i, c in enumerate(counts)]
+    plans.append(RunPlan(n, n, opts.flush_methods[0], 1, sb, HOST_COST_CONNECTIONS))
+    return plans
+
+
+def _p50_us(profile, component: str, op: str, size: int, direct: bool) -> float:
+    summary, _ = profile.resolve(component, op, size, direct)
+    return summary.median_ns / 1e3
+
+
+def host_costs(idle, synced, storage, flavor_name: str | None) -> tuple[dict, list[str]]:
+    """What a sync in the commit path costs this host besides the device (see the module
+    doc), from the one-connection runs at trx_commit=0 (`idle`) and 1 (`synced`) and the
+    storage's device profile. Returns (the Workload fields, derivation lines)."""
+    from ..simulator.flavors import get_flavor
+    from ..simulator.redo import LOG_WRITE_MAX_SIZE
+
+    fl = get_flavor(flavor_name or "mariadb-10.11")
+    lines: list[str] = []
+    c0, c1 = idle.wr.commits, synced.wr.commits
+    syncs = synced.iv.deltas.get("Innodb_data_fsyncs", 0) / c1 if c1 else 0.0
+    if idle.server_cpu_s is None or synced.server_cpu_s is None or syncs < 0.5:
+        lines.append("host costs: not measured (the server's CPU time was not readable, or "
+                     f"the trx_commit=1 run made {syncs:.2f} syncs per commit)")
+        return {}, lines
+    cpu0 = idle.server_cpu_s * 1e6 / c0
+    cpu1 = synced.server_cpu_s * 1e6 / c1
+    total = max(0.0, (cpu1 - cpu0) / syncs)
+    lines.append(f"CPU per sync T = {total:.1f} µs (server CPU per transaction {cpu1:.1f} µs at "
+                 f"trx_commit=1 less {cpu0:.1f} at 0, over {syncs:.3f} syncs per commit)")
+    p50_0 = idle.client["commit_latency_ms"]["p50"]
+    p50_1 = synced.client["commit_latency_ms"]["p50"]
+    direct = fl.redo_is_direct(1, None)
+    op = "fdatasync" if fl.use_fdatasync(None) else "fsync"
+    w_us = _p50_us(storage, "write", "none", LOG_WRITE_MAX_SIZE, direct)
+    s_us = _p50_us(storage, "sync", op, LOG_WRITE_MAX_SIZE, direct)
+    resid = (p50_1 - p50_0) * 1e3 - w_us - s_us
+    lines.append(f"residual R = {resid:.1f} µs (COMMIT p50 {p50_1 * 1e3:.1f} µs at trx_commit=1 "
+                 f"less {p50_0 * 1e3:.1f} at 0, less the storage's redo write {w_us:.1f} and "
+                 f"{op} {s_us:.1f} µs, p50 of {storage.name})")
+    path = min(max(resid, 0.0), total)
+    fields = {"sync_cpu_us": round(path, 2), "sync_side_cpu_us": round(total - path, 2),
+              "wakeup_us": round(max(0.0, resid - total), 2)}
+    lines.append(f"sync_cpu_us = {path:.1f} (min(R, T): on the committing thread's path), "
+                 f"sync_side_cpu_us = {total - path:.1f} (T less that), wakeup_us = "
+                 f"{fields['wakeup_us']:.1f} (R beyond T)")
+    fields["cpu_us_per_trx_sleeping"] = round(cpu0, 3)
+    cl0 = idle.client["client_cpu"]["cpu_us_per_trx"]
+    fields["client_cpu_us_per_trx_sleeping"] = round(cl0, 3)
+    lines.append(f"cpu_us_per_trx_sleeping = {cpu0:.1f}, client_cpu_us_per_trx_sleeping = "
+                 f"{cl0:.1f} (the one-connection run: what a transaction costs when its "
+                 "threads sleep and wake each time, as a commit that waits for a sync makes "
+                 "them)")
+    return fields, lines
 
 
 def run_summary(m, workload) -> dict:
@@ -86,13 +157,17 @@ def run_summary(m, workload) -> dict:
 
 
 def build_profile(name: str, title: str | None, opts: LabOptions, runs: list[dict],
-                  derivations: list[list[str]], server: dict, emulation: dict | None):
+                  derivations: list[list[str]], server: dict, emulation: dict | None,
+                  host: dict | None = None):
     """The WorkloadProfile: the first connection count's workload, every count's in
-    provenance.calibration.by_connections."""
+    provenance.calibration.by_connections; the host's sync costs (host_costs) in each."""
     from .. import __version__
     from ..simulator import Workload
     from ..simulator.workload_profile import WorkloadProfile
 
+    extra = (host or {}).get("fields") or {}
+    for r in runs:
+        r["workload"] = {**r["workload"], **extra}
     first = runs[0]["workload"]
     wl = Workload(**{**first, "connections": 1})
     spec = opts.spec(runs[0]["connections"]).to_dict()
@@ -126,11 +201,15 @@ def build_profile(name: str, title: str | None, opts: LabOptions, runs: list[dic
                             "server_cpu_us_per_trx", "client_cpu_us_per_trx",
                             "redo_bytes_per_commit", "pages_dirtied_per_commit",
                             "binlog_bytes_per_commit")} for r in runs],
-                        "derivation": derivations[0]},
+                        "derivation": derivations[0],
+                        "host_costs": host},
     }
     notes = [f"calibrated with innodb_flush_log_at_trx_commit=0 (no sync in the commit path) "
              f"at {runs[0]['connections']} connection(s), {opts.duration_s:g} s"
              + (f" after {opts.warmup_s:g} s of warm-up" if opts.warmup_s else "")]
+    if extra:
+        notes.append("the host's cost of a sync measured at trx_commit=1, one connection: "
+                     + ", ".join(f"{k} {v:g}" for k, v in extra.items()))
     if len(runs) > 1:
         notes.append("server CPU per transaction by connections: " + ", ".join(
             f"{r['connections']}: {r['workload']['cpu_us_per_trx']:.1f} µs" for r in runs)
@@ -206,17 +285,16 @@ def lab_calibrate(opts: LabOptions, save: str | None = None, force: bool = False
     emulation = None
     try:
         fs = _filesystem(str(base))
+        # the host-cost run needs the storage's latencies: --profile, else measured now
+        host, how = load_or_measure(opts, base, progress_line, small_writes=True)
         if opts.emulate:
-            host = src = None
-            if opts.profile_ref or opts.measure:
-                host, how = load_or_measure(opts, base, progress_line)
-                src = f"{host.name} [{how}]"
-            emulation = make_emulation(opts.emulate, base, host, src, seed=opts.seed,
-                                       channels=opts.emulate_channels,
+            emulation = make_emulation(opts.emulate, base, host, f"{host.name} [{how}]",
+                                       seed=opts.seed, channels=opts.emulate_channels,
                                        progress_line=progress_line)
         emu = emulation.to_dict() if emulation else None
         wp, runs, derivations, server = calibration_profile(
-            opts, plans, base, warnings, progress, emulation, save or "calibrated", title, emu)
+            opts, plans, base, warnings, progress, emulation, save or "calibrated", title, emu,
+            storage=host)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     path = save_workload(wp, overwrite=force) if save else None
@@ -230,17 +308,37 @@ def lab_calibrate(opts: LabOptions, save: str | None = None, force: bool = False
             "warnings": warnings}
 
 
+def dblwr_share(measured) -> tuple[float, str] | None:
+    """The share of page writes that went through the doublewrite buffer, pooled over the
+    calibration runs (Innodb_dblwr_pages_written / Innodb_pages_written), when they wrote
+    enough pages to tell; None otherwise (the model's default, all of them)."""
+    pages = sum(m.iv.deltas.get("Innodb_pages_written", 0) for m in measured)
+    dblwr = sum(m.iv.deltas.get("Innodb_dblwr_pages_written", 0) for m in measured)
+    if pages < 100 or not dblwr:
+        return None
+    share = round(min(1.0, dblwr / pages), 4)
+    return share, (f"dblwr_page_share = {share:.3g} (Innodb_dblwr_pages_written {dblwr:,} / "
+                   f"Innodb_pages_written {pages:,}, all calibration runs: the rest were "
+                   "re-initialised pages written straight to their files)")
+
+
 def calibration_profile(opts, plans, base: Path, warnings: list[str], progress, emulation,
-                        name: str, title: str | None, emu: dict | None):
+                        name: str, title: str | None, emu: dict | None, storage=None):
     """Measure the calibration runs and build the workload profile from them; returns
     (profile, run summaries, derivation lines per run, server facts). Shared by
-    `lab calibrate` and `lab validate`."""
-    measured = []
+    `lab calibrate` and `lab validate`. The trx_commit=1 plan (host costs) runs without
+    emulation and needs `storage`, the device profile of this host's storage."""
+    measured, synced = [], None
     for plan in plans:
         workdir = base / f"calibrate-{plan.index}"
-        measured.append(run_checked(plan, workdir, warnings,
-                                    lambda plan=plan, workdir=workdir: measure_one(
-                                        opts, plan, workdir, progress, emulation)))
+        emu_here = emulation if plan.trx_commit == 0 else None
+        m = run_checked(plan, workdir, warnings,
+                        lambda plan=plan, workdir=workdir, e=emu_here: measure_one(
+                            opts, plan, workdir, progress, e))
+        if plan.trx_commit == 0:
+            measured.append(m)
+        else:
+            synced = m
     runs, derivations = [], []
     for m in measured:
         wl, lines = m.derive()
@@ -249,7 +347,27 @@ def calibration_profile(opts, plans, base: Path, warnings: list[str], progress, 
     first = measured[0].back
     server = {"product": first.get("product"), "version": first.get("version"),
               "sim_flavor": first.get("sim_flavor")}
-    wp = build_profile(name, title, opts, runs, derivations, server, emu)
+    pooled = dblwr_share(measured)
+    if pooled is not None:
+        share, line = pooled
+        for r, lines in zip(runs, derivations, strict=True):
+            r["workload"] = {**r["workload"], "dblwr_page_share": share}
+            lines.append(line)
+    host = None
+    if synced is not None and storage is not None:
+        idle = next(m for m in measured if m.plan.connections == synced.plan.connections)
+        fields, lines = host_costs(idle, synced, storage, server["sim_flavor"])
+        host = {"fields": fields, "derivation": lines, "storage_profile": storage.name,
+                "run": {"connections": synced.plan.connections, "commits": synced.wr.commits,
+                        "tps": round(synced.wr.tps, 2),
+                        "server_cpu_us_per_trx": (
+                            round(synced.server_cpu_s * 1e6 / synced.wr.commits, 2)
+                            if synced.server_cpu_s is not None else None),
+                        "commit_latency_ms": synced.client["commit_latency_ms"],
+                        "data_fsyncs_per_commit": round(
+                            synced.iv.deltas.get("Innodb_data_fsyncs", 0)
+                            / max(1, synced.wr.commits), 4)}}
+    wp = build_profile(name, title, opts, runs, derivations, server, emu, host)
     return wp, runs, derivations, server
 
 

@@ -180,8 +180,8 @@ def preload_env(profile: DeviceProfile, library: Path, seed: int = 1,
 
 def read_log(path: str | os.PathLike) -> list[dict[str, int]]:
     """The lines the preloaded processes wrote at exit, as dicts of ints (``pid``,
-    ``fsync``, ``fdatasync``, ``dsync``, ``slept_us``, ``host_slower``, ``channels``);
-    [] when the file is missing or empty."""
+    ``fsync``, ``fdatasync``, ``dsync``, ``slept_us``, ``overshoot_us``, ``host_slower``,
+    ``channels``); [] when the file is missing or empty."""
     try:
         text = Path(path).read_text(encoding="ascii", errors="replace")
     except OSError:

@@ -70,8 +70,8 @@ JSON keys (``innoflush lab run --json``; schema ``innoflush.lab-run/1``):
     run's own measurements give, with its ``derivation``; reported, not used);
   - ``emulation``: null, or the library's counters for this run's server
     (``delayed_calls``, ``delayed_fsync``, ``delayed_fdatasync``, ``delayed_dsync``,
-    ``slept_s``, ``host_slower_calls``, ``processes``, ``active``, ``server`` (its log
-    line)), over the server's whole life;
+    ``slept_s``, ``overshoot_s``, ``host_slower_calls``, ``processes``, ``active``,
+    ``server`` (its log line)), over the server's whole life;
   - ``predicted``: the compared figures (same keys as ``measured``'s; the commit
     latencies are the simulated wait for durability plus ``commit_round_trip_ms``: one
     measured ``SELECT 1`` round trip, or with a calibrated workload its COMMIT round trip

@@ -39,9 +39,8 @@ from .workload import KINDS, WorkloadError, WorkloadResult, WorkloadSpec, prepar
 
 FLUSH_METHODS = ("fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC")
 BACKENDS = ("local", "docker")
-SIM_COMMITS = 30_000          # simulated commits per prediction (bounds its cost)
-SIM_MIN_S = 3.0               # ...but at least this many simulated seconds (page cleaner
-SIM_WARMUP_S = 1.0            #    and checkpoint run about once a second)
+SIM_MIN_S = 3.0               # at least this many simulated seconds (page cleaner and
+SIM_WARMUP_S = 1.0            #    checkpoint run about once a second)
 LOOPBACK_ROUND_TRIPS = 500
 # Keyword arguments for innoflush.measure.measure_profile; None: its --quick preset.
 MEASURE_KW: dict | None = None
@@ -405,6 +404,8 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
                  f"{round_trip_source})")
     lines.append(f"client_cpu_us_per_trx = {client_cpu_us:.1f} (the client processes run on "
                  "this host: their CPU competes with the server's for the same cores)")
+    lines.append(f"statements_per_trx = {statements_per_trx} (round trips per transaction, "
+                 "COMMIT included: each queues for a core on its own)")
     lines.append(f"redo_bytes_per_trx = {base.redo_bytes_per_trx} (Innodb_os_log_written / "
                  "commits)")
     lines.append(f"pages_dirtied_per_trx = {base.pages_dirtied_per_trx:.4g} (the larger of "
@@ -437,6 +438,7 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
                      + (": no file grew while polled" if extensions else "") + ")")
     wl = Workload(connections=connections, cpu_us_per_trx=round(cpu_us, 3),
                   client_us_per_trx=round(client_us, 3),
+                  statements_per_trx=max(1, statements_per_trx),
                   client_cpu_us_per_trx=round(min(client_cpu_us, client_us), 3),
                   redo_bytes_per_trx=base.redo_bytes_per_trx,
                   binlog_bytes_per_trx=base.binlog_bytes_per_trx,
@@ -510,24 +512,16 @@ def predicted_figures(r, commit_round_trip_ms: float = 0.0) -> dict:
             "notes": list(r.notes)}
 
 
-def sim_duration(pilot_tps: float, run_s: float) -> float:
-    """Enough simulated seconds for about SIM_COMMITS commits, at least SIM_MIN_S, at most
-    the run's own duration (or SIM_MIN_S if that is shorter)."""
-    hi = max(SIM_MIN_S, run_s)
-    if pilot_tps <= 0:
-        return hi
-    return round(min(hi, max(SIM_MIN_S, SIM_COMMITS / pilot_tps)), 2)
-
-
-def predict(config, workload, profile, run_s: float, seed: int = 1):
-    """simulate() on the profile: a 1 s pilot picks the duration (SIM_COMMITS), then the
-    run. Returns the SimResult."""
+def predict(config, workload, profile, run_s: float, seed: int = 1,
+            warmup_s: float = 0.0):
+    """simulate() on the profile over the run's own timeline — its warm-up, then its
+    measured seconds (at least SIM_WARMUP_S and SIM_MIN_S) — since what the page cleaner
+    does depends on how long the server has been loaded (MariaDB's sleeps until the
+    checkpoint age reaches its async point). Returns the SimResult."""
     from ..simulator import simulate
 
-    pilot = simulate(config, workload, profile, duration_s=1.0, seed=seed, warmup_s=0.2)
-    dur = sim_duration(pilot.tps, run_s)
-    return simulate(config, workload, profile, duration_s=dur, seed=seed,
-                    warmup_s=SIM_WARMUP_S)
+    return simulate(config, workload, profile, duration_s=max(SIM_MIN_S, run_s), seed=seed,
+                    warmup_s=max(SIM_WARMUP_S, warmup_s))
 
 
 def sim_config(facts, cores: int):
@@ -834,6 +828,8 @@ def emulation_result(log: Path, backend: str, server_pid: int | None,
             "delayed_fdatasync": (server or {}).get("fdatasync", 0),
             "delayed_dsync": (server or {}).get("dsync", 0),
             "slept_s": round((server or {}).get("slept_us", 0) / 1e6, 3),
+            # how late the sleeps woke, in all: the host's wake-up, not the device's
+            "overshoot_s": round((server or {}).get("overshoot_us", 0) / 1e6, 4),
             "host_slower_calls": (server or {}).get("host_slower", 0),
             "processes": len(lines), "active": delayed > 0}
 
@@ -1146,7 +1142,8 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress,
         wl_lines = [f"the calibrated workload {source} at {plan.connections} connection(s)"]
     else:
         workload, wl_lines, source = derived, lines, "derived"
-    sim = predict(config, workload, profile, opts.duration_s, seed=opts.seed)
+    sim = predict(config, workload, profile, opts.duration_s, seed=opts.seed,
+                  warmup_s=opts.warmup_s)
     base = commit_base_ms if commit_base_ms is not None else m.rtt["wall_us"] / 1e3
     predicted = predicted_figures(sim, base)
     predicted["commit_round_trip_source"] = (
@@ -1362,4 +1359,4 @@ def lab_run(opts: LabOptions, progress=None, progress_line=None) -> dict:
 __all__ = ["COMPARED", "Emulation", "LabError", "LabOptions", "Measured", "RunPlan", "compare",
            "derive_workload", "make_emulation", "measure_one", "run_checked", "run_one",
            "error_pct", "files_delta", "innodb_files", "lab_run", "loopback",
-           "machine_cpu", "plan_runs", "predict", "proc_cpu_seconds", "sim_duration"]
+           "machine_cpu", "plan_runs", "predict", "proc_cpu_seconds"]

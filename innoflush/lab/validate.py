@@ -245,14 +245,15 @@ def run_cell(opts: LabOptions, plan: RunPlan, workdir: Path, device: str, profil
     rtt_ms = commit_base if commit_base is not None else m.rtt["wall_us"] / 1e3
     measured = _cell_measured(m)
     wl = replace(workload, connections=plan.connections)
-    predicted = _cell_predicted(predict(config, wl, profile, opts.duration_s, seed=opts.seed),
-                                rtt_ms)
+    def predicted_with(w):
+        return _cell_predicted(predict(config, w, profile, opts.duration_s, seed=opts.seed,
+                                       warmup_s=opts.warmup_s), rtt_ms)
+
+    predicted = predicted_with(wl)
     derived, lines = m.derive()
-    pd = _cell_predicted(predict(config, derived, profile, opts.duration_s, seed=opts.seed),
-                         rtt_ms)
+    pd = predicted_with(derived)
     single_wl = replace(single, connections=plan.connections)
-    ps = _cell_predicted(predict(config, single_wl, profile, opts.duration_s, seed=opts.seed),
-                         rtt_ms)
+    ps = predicted_with(single_wl)
     return {"device": device, "connections": plan.connections,
             "flush_method": plan.flush_method, "trx_commit": plan.trx_commit,
             "settings_match": not m.mismatch, "settings_mismatch": m.mismatch,
@@ -309,9 +310,11 @@ def host_facts(path: str) -> dict:
             "python": platform.python_version()}
 
 
-def calibrate_for(vopts: ValidateOptions, base: Path, warnings: list[str], progress):
+def calibrate_for(vopts: ValidateOptions, base: Path, warnings: list[str], progress,
+                  storage=None):
     """The workload profile the predictions use: vopts.workload_ref, else calibration
-    runs now (one per connection count, this host's storage, no emulation)."""
+    runs now (one per connection count and the host-cost run, this host's storage —
+    `storage` its device profile —, no emulation)."""
     from .calibrate import calibration_plans, calibration_profile
 
     if vopts.workload_ref:
@@ -325,13 +328,14 @@ def calibrate_for(vopts: ValidateOptions, base: Path, warnings: list[str], progr
                               is not None else o.warmup_s))
     wp, runs, derivations, _server = calibration_profile(
         copts, calibration_plans(copts), base, warnings, progress, None,
-        vopts.save_workload or "validate-calibration", None, None)
+        vopts.save_workload or "validate-calibration", None, None, storage=storage)
     saved = None
     if vopts.save_workload:
         from ..simulator.workload_profile import save_workload
 
         saved = str(save_workload(wp, overwrite=vopts.force))
     return wp, {"runs": runs, "derivation": derivations[0], "saved": saved,
+                "host_costs": (wp.provenance.get("calibration") or {}).get("host_costs"),
                 "duration_s": copts.duration_s, "warmup_s": copts.warmup_s}
 
 
@@ -376,14 +380,15 @@ def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> d
         fs = _filesystem(str(base))
         host = host_facts(str(base))
         host_profile = host_how = None
-        if LOCAL in vopts.devices or o.profile_ref or o.measure:
+        if LOCAL in vopts.devices or o.profile_ref or o.measure or not vopts.workload_ref:
             host_profile, host_how = load_or_measure(o, base, progress_line,
                                                      small_writes=True)
         say("calibrating the workload (innodb_flush_log_at_trx_commit=0, one run per "
-            "connection count)" if not vopts.workload_ref else
+            "connection count; then trx_commit=1 at one connection: the host's cost of a "
+            "sync)" if not vopts.workload_ref else
             f"using the calibrated workload {vopts.workload_ref}")
-        wp, calibration = calibrate_for(vopts, base, warnings, _prefixed(progress,
-                                                                          "calibration"))
+        wp, calibration = calibrate_for(vopts, base, warnings,
+                                        _prefixed(progress, "calibration"), host_profile)
         for dn, device in enumerate(vopts.devices, 1):
             emulation = None
             entry: dict = {"name": device, "ref": device,

@@ -80,7 +80,7 @@ def binlog_sync(srv):
         srv.binlog_sync_counter = 0
         size = max(512, srv.binlog_unsynced_bytes)
         srv.binlog_unsynced_bytes = 0
-        yield from srv.device.sync("fdatasync", size, False)
+        yield from srv.commit_sync("fdatasync", size, False)
         srv.count("binlog_syncs")
     else:
         srv.binlog_sync_counter += 1

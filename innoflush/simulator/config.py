@@ -74,23 +74,50 @@ class Workload:
     # client CPU burnt on the server's cores (a load generator on the same host); it is
     # part of the transaction's time outside the server, so at most client_us_per_trx
     client_cpu_us_per_trx: float = 0.0
+    # SQL round trips per transaction (the COMMIT's included): each one a run of the
+    # client's CPU, the wire and the server's CPU, queueing for a core on its own
+    statements_per_trx: int = 1
     redo_bytes_per_trx: int = 2048
     binlog_bytes_per_trx: int = 1024
     pages_dirtied_per_trx: float = 1.0  # page writes eventually needed per transaction
     tablespaces: int = 8                # files the dirty pages spread over
+    # share of the page writes that go through the doublewrite buffer: MariaDB writes a
+    # page re-initialised since its last write (a new page, a freed and reused one)
+    # straight to its file — a young insert workload's pages mostly are
+    dblwr_page_share: float = 1.0
     growth_bytes_per_trx: float = 400.0  # tablespace growth (inserts)
     extend_bytes: int = 4 * MiB          # file extension step (4 extents of 1 MiB)
+    # What the host charges a sync in the commit path besides the device (lab calibrate
+    # measures them; 0: nothing charged). The syncing thread burns CPU around the call
+    # (syscall, submission, completion: half before the device, half after, when it
+    # queues for a core again), more CPU goes elsewhere (interrupts, other threads'
+    # wake-ups), and a thread that slept on the device or on a group-commit leader runs
+    # again only after a wake-up; meanwhile later commits queue for the next group.
+    # CPU per transaction whose commit slept on a sync (trx_commit=1) when that is more
+    # than the above: its threads then sleep and wake every time, as one connection's do
+    # (lab calibrate: the one-connection run); 0: no different
+    cpu_us_per_trx_sleeping: float = 0.0
+    client_cpu_us_per_trx_sleeping: float = 0.0
+    sync_cpu_us: float = 0.0       # CPU per redo/binlog sync on the syncing thread's path
+    sync_side_cpu_us: float = 0.0  # further CPU per sync, off that path
+    wakeup_us: float = 0.0         # from the event a thread slept on to it running again
 
     def validate(self) -> None:
         if self.connections < 1:
             raise UsageError("connections must be >= 1")
         for f in ("cpu_us_per_trx", "client_us_per_trx", "client_cpu_us_per_trx",
-                  "pages_dirtied_per_trx", "growth_bytes_per_trx"):
+                  "pages_dirtied_per_trx", "growth_bytes_per_trx", "sync_cpu_us",
+                  "sync_side_cpu_us", "wakeup_us", "cpu_us_per_trx_sleeping",
+                  "client_cpu_us_per_trx_sleeping"):
             if getattr(self, f) < 0:
                 raise UsageError(f"{f} must be >= 0")
         if self.client_cpu_us_per_trx > self.client_us_per_trx:
             raise UsageError("client_cpu_us_per_trx is part of client_us_per_trx: "
                              "it cannot be larger")
+        if not 1 <= self.statements_per_trx <= 1000:
+            raise UsageError("statements_per_trx must be in [1, 1000]")
+        if not 0.0 <= self.dblwr_page_share <= 1.0:
+            raise UsageError("dblwr_page_share must be in [0, 1]")
         if self.redo_bytes_per_trx < 1:
             raise UsageError("redo_bytes_per_trx must be >= 1")
         if self.binlog_bytes_per_trx < 0:

@@ -87,7 +87,11 @@ def pct_for_lsn(srv, age: int) -> float:
 
 def flush_pages_recommendation(srv, age: int, lsn_rate: float) -> int:
     cfg = srv.config
-    pct = max(pct_for_dirty(srv), pct_for_lsn(srv, age))
+    if srv.flavor.mariadb_page_cleaner and cfg.innodb_max_dirty_pages_pct_lwm == 0:
+        # MariaDB: with the lwm at 0 the io_capacity term counts in full (total_ratio 1)
+        pct = 100.0
+    else:
+        pct = max(pct_for_dirty(srv), pct_for_lsn(srv, age))
     oldest = srv.flush_list.oldest_lsn()
     pages_for_lsn = 0
     if oldest is not None:
@@ -97,13 +101,33 @@ def flush_pages_recommendation(srv, age: int, lsn_rate: float) -> int:
     return int(min(n, cfg.innodb_io_capacity_max))
 
 
+def mariadb_cleaner_employed(srv, employed: bool) -> bool:
+    """MariaDB's page cleaner with innodb_max_dirty_pages_pct_lwm=0: asleep until a
+    commit finds the checkpoint age past the async flush point or the dirty pages at
+    innodb_max_dirty_pages_pct (buf_flush_ahead, page_cleaner_wakeup); awake, it flushes
+    until the oldest dirty page is within innodb_adaptive_flushing_lwm of the log
+    capacity (af_needed_for_redo), then sleeps again."""
+    cfg = srv.config
+    dirty_pct = 100.0 * srv.flush_list.pages / srv.buffer_pool_pages
+    if srv.checkpoint_age() >= srv.async_flush_age or dirty_pct >= cfg.innodb_max_dirty_pages_pct:
+        return True
+    if not employed:
+        return False
+    oldest = srv.flush_list.oldest_lsn()
+    return oldest is not None and srv.lsn - oldest > (
+        srv.log_capacity * cfg.innodb_adaptive_flushing_lwm / 100.0)
+
+
 def page_cleaner(srv):
     """The page cleaner coordinator: one flush-list batch per second, or more when pressed."""
     env = srv.env
     last_lsn = srv.lsn
     last_t = env.now
     last_dirtied = 0
-    warm = False
+    idles = srv.flavor.mariadb_page_cleaner and srv.config.innodb_max_dirty_pages_pct_lwm == 0
+    employed = False
+    # MariaDB's averages start at zero; MySQL's are started warm (below)
+    warm = srv.flavor.mariadb_page_cleaner
     while True:
         start = env.now
         age = srv.checkpoint_age()
@@ -118,6 +142,11 @@ def page_cleaner(srv):
             # cold start of adaptive flushing instead of the steady state.
             srv.avg_page_rate = min(dirtied / dt, srv.config.innodb_io_capacity_max)
             warm = True
+        if idles:
+            employed = mariadb_cleaner_employed(srv, employed)
+            if not employed:
+                yield env.timeout(1.0)
+                continue
         furious = age >= srv.sync_flush_age
         if furious:
             # sync flush: everything older than what brings the age back under the point
@@ -125,6 +154,10 @@ def page_cleaner(srv):
             n = max(srv.config.innodb_io_capacity,
                     srv.flush_list.pages_older_than(target, 1 << 62))
             srv.count("sync_flush_batches")
+        elif idles and age >= srv.async_flush_age:
+            # buf_flush_async_lsn set: up to innodb_io_capacity_max pages a pass
+            n = srv.config.innodb_io_capacity_max
+            srv.count("async_flush_batches")
         else:
             n = flush_pages_recommendation(srv, age, lsn_rate)
         flushed = 0
@@ -160,8 +193,11 @@ def flush_batch(srv, n: int):
 
 
 def dblwr_instance(srv, state: dict):
-    """One doublewrite instance: takes the next segment of the batch until none is left."""
-    seg = srv.dblwr_segment_pages
+    """One doublewrite instance: takes the next segment of the batch until none is left.
+    A segment is as many pages as put dblwr_segment_pages through the doublewrite buffer
+    (the pages that bypass it take no slot in it)."""
+    share = srv.workload.dblwr_page_share if srv.config.innodb_doublewrite else 1.0
+    seg = max(1, round(srv.dblwr_segment_pages / max(share, 1e-3)))
     while state["left"] > 0 and srv.flush_list.pages > 0:
         oldest = srv.flush_list.oldest_lsn()
         k = srv.flush_list.take(min(seg, state["left"]))
@@ -175,18 +211,24 @@ def flush_segment(srv, k: int, oldest_lsn: int):
     fl = srv.flavor
     method = srv.config.innodb_flush_method
     if srv.config.innodb_doublewrite:
-        block = fl.dblwr_block_pages
-        for i in range(0, k, block):
-            b = min(block, k - i)
-            yield from srv.device.write(b * PAGE_BYTES, srv.data_direct)
-            srv.count("Innodb_data_writes")
-            srv.count("Innodb_data_written", b * PAGE_BYTES)
-        srv.count("Innodb_dblwr_writes")
-        srv.count("Innodb_dblwr_pages_written", k)
-        if fl.dblwr_sync_required(method):
-            yield from srv.device.sync(srv.sync_op, k * PAGE_BYTES, srv.data_direct)
-            srv.count("Innodb_data_fsyncs")
-            srv.count("dblwr_syncs")
+        # pages re-initialised since their last write go straight to their file (their
+        # redo rebuilds them: MariaDB's buf_page_t::flush); the rest are doublewritten
+        srv.dblwr_carry += k * srv.workload.dblwr_page_share
+        d = min(k, int(srv.dblwr_carry))
+        srv.dblwr_carry -= d
+        if d:
+            block = fl.dblwr_block_pages
+            for i in range(0, d, block):
+                b = min(block, d - i)
+                yield from srv.device.write(b * PAGE_BYTES, srv.data_direct)
+                srv.count("Innodb_data_writes")
+                srv.count("Innodb_data_written", b * PAGE_BYTES)
+            srv.count("Innodb_dblwr_writes")
+            srv.count("Innodb_dblwr_pages_written", d)
+            if fl.dblwr_sync_required(method):
+                yield from srv.device.sync(srv.sync_op, d * PAGE_BYTES, srv.data_direct)
+                srv.count("Innodb_data_fsyncs")
+                srv.count("dblwr_syncs")
     # in-place page writes, each to a tablespace of the workload
     files = srv.rng_files(k)
     yield from srv.device.write_many(k, PAGE_BYTES, srv.data_direct)

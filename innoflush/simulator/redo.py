@@ -34,6 +34,7 @@ def redo_write(srv, upto: int):
         c["Innodb_data_written"] += size
     if srv.redo_write_through:
         yield from srv.device.dsync_write(size, srv.redo_direct)
+        yield from srv.woken()
         srv.write_lsn = max(srv.write_lsn, upto)
         srv.unsynced_redo_bytes = 0
         srv.mark_flushed(upto)
@@ -45,13 +46,14 @@ def redo_write(srv, upto: int):
     srv.mark_written()
 
 
-def redo_sync(srv, upto: int):
-    """fsync/fdatasync the redo log; makes everything written up to `upto` durable."""
+def redo_sync(srv, upto: int, pre_cpu: bool = True):
+    """fsync/fdatasync the redo log; makes everything written up to `upto` durable.
+    pre_cpu=False: the caller charged the first half of the call's CPU already."""
     if srv.redo_write_through:
         return
     size = max(REDO_BLOCK, srv.unsynced_redo_bytes)
     srv.unsynced_redo_bytes = 0
-    yield from srv.device.sync(srv.sync_op, size, srv.redo_direct)
+    yield from srv.commit_sync(srv.sync_op, size, srv.redo_direct, pre_cpu)
     c = srv.counters
     c["Innodb_data_fsyncs"] += 1
     c["Innodb_os_log_fsyncs"] += 1
@@ -95,33 +97,56 @@ def log_flusher(srv):
         yield from redo_sync(srv, srv.write_lsn)
 
 
-def log_write_up_to(srv, upto: int, flush: bool):
+def log_write_up_to(srv, upto: int, flush: bool, on_cpu: bool = False):
     """Wait until the redo is written (and synced, if flush) up to `upto`.
 
     With writer threads this only waits for them. Without, the caller becomes the group
     commit leader when nobody else is at it, as in MySQL 5.7 / MariaDB log_write_up_to.
+    on_cpu: the caller still holds the core it ran its transaction on; a leader makes
+    its write and sync calls from it, anyone who blocks gives it up.
     """
     if srv.flavor.redo_writer_threads:
+        if on_cpu:
+            srv.cpu_release()
         # The log_writer/log_flusher threads do the work; a commit only wakes and waits.
         # (A flush request only comes with trx_commit=1, when the flusher runs on demand.)
         if srv.writer_wakeup is not None and not srv.writer_wakeup.triggered:
             srv.writer_wakeup.succeed()
         while (srv.flushed_lsn if flush else srv.write_lsn) < upto:
             yield srv.flushed_event if flush else srv.written_event
+            yield from srv.woken()
         return
     while (srv.flushed_lsn if flush else srv.write_lsn) < upto:
         if srv.redo_leader_busy:
+            if on_cpu:
+                srv.cpu_release()
+                on_cpu = False
+            # asleep until the leader releases the group; whoever is still not covered
+            # then becomes the next leader, a wake-up later (group_commit_lock)
             yield srv.flushed_event if flush else srv.written_event
+            yield from srv.woken()
             continue
         srv.redo_leader_busy = True
         target = srv.lsn  # the leader takes everything buffered so far
-        if srv.write_lsn < target:
+        write = srv.write_lsn < target
+        sync = flush and not srv.redo_write_through
+        pre = srv.sync_cpu_half_s if sync else 0.0
+        if on_cpu:
+            if pre:
+                yield from srv.still_on_cpu(pre)
+            srv.cpu_release()
+            on_cpu = False
+        elif pre:  # a woken follower that became the leader
+            yield from srv.on_cpu(pre)
+        if write:
             yield from redo_write(srv, target)
         if flush and srv.flushed_lsn < target:
-            yield from redo_sync(srv, target)
+            yield from redo_sync(srv, target, pre_cpu=False)
         srv.redo_leader_busy = False
         # wake anyone who queued for the other event kind
         srv.mark_written()
+    if on_cpu:
+        srv.cpu_release()
 
 
 def srv_master_log_flush(srv):

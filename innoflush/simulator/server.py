@@ -45,6 +45,9 @@ class Server:
         self.data_direct = fl.data_direct(method)
         self.data_write_through = method == "O_DSYNC" and fl.o_dsync_data_write_through
         self.dblwr_segment_pages = config.innodb_doublewrite_pages or fl.dblwr_segment_pages
+        self.sync_cpu_half_s = workload.sync_cpu_us * 0.5e-6
+        self.sync_side_cpu_s = workload.sync_side_cpu_us * 1e-6
+        self.wakeup_s = workload.wakeup_us * 1e-6
 
         # redo state (LSNs in bytes)
         self.lsn = self.write_lsn = self.flushed_lsn = self.checkpoint_lsn = 0
@@ -56,12 +59,25 @@ class Server:
         self.writer_wakeup = None
         self.flusher_wakeup = None
         self.checkpoint_request = None
-        # redo capacity points, as log0files_capacity.cc derives them from the capacity
-        hard = config.innodb_redo_log_capacity * 30 // 32
-        soft = int(hard * 0.95)
-        self.async_flush_age = soft * 7 // 8
-        self.sync_flush_age = soft * 15 // 16
-        self.stop_age = soft
+        if fl.mariadb_page_cleaner:
+            # log_t::set_capacity (log0log.cc): capacity 90% of the file (less its header),
+            # less 48 pages and 10%; async flush at 7/8 of that, sync flush at all of it
+            capacity = config.innodb_redo_log_capacity - 12288
+            capacity -= capacity // 10
+            margin = capacity - 48 * PAGE_BYTES
+            margin -= margin // 10
+            self.log_capacity = capacity
+            self.async_flush_age = margin - margin // 8
+            self.sync_flush_age = margin
+            self.stop_age = margin
+        else:
+            # redo capacity points, as log0files_capacity.cc derives them from the capacity
+            hard = config.innodb_redo_log_capacity * 30 // 32
+            soft = int(hard * 0.95)
+            self.log_capacity = hard
+            self.async_flush_age = soft * 7 // 8
+            self.sync_flush_age = soft * 15 // 16
+            self.stop_age = soft
 
         # buffer pool and tablespaces
         self.buffer_pool_pages = config.innodb_buffer_pool_size // PAGE_BYTES
@@ -70,6 +86,7 @@ class Server:
         self.avg_page_rate = 0.0
         self.unflushed: dict[int, int] = {}
         self.dirty_carry = 0.0
+        self.dblwr_carry = 0.0
         self.pages_dirtied = 0
         self.growth_carry = 0.0
         self.next_extend_space = 0
@@ -135,6 +152,49 @@ class Server:
         del draws[-k:]
         return files
 
+    def on_cpu(self, seconds: float, keep: bool = False):
+        """Run for `seconds` on one of the cores (FIFO when all are busy); with keep the
+        thread goes on running afterwards: the core stays taken until cpu_release()."""
+        ev = self.cpu.acquire()
+        if ev is not None:
+            yield ev
+        yield self.env.timeout(seconds)
+        if not keep:
+            self.cpu.release()
+        if self.measuring:
+            self.cpu_busy_s += seconds
+
+    def still_on_cpu(self, seconds: float):
+        """More work for a thread that holds its core (no queueing)."""
+        yield self.env.timeout(seconds)
+        if self.measuring:
+            self.cpu_busy_s += seconds
+
+    def cpu_release(self) -> None:
+        """The thread holding a core blocks (on I/O, on a lock): the core is free."""
+        self.cpu.release()
+
+    def woken(self):
+        """A thread that slept on an event runs again after the host's wake-up."""
+        if self.wakeup_s:
+            yield self.env.timeout(self.wakeup_s)
+
+    def commit_sync(self, op: str, size: int, direct: bool, pre_cpu: bool = True):
+        """A sync in the commit path as the syncing thread lives it: the call's CPU (the
+        first half unless the caller charged it, running on from its own work), the
+        device, the wake-up when the device completes, then the second half — for which
+        the woken thread queues for a core like any other."""
+        if pre_cpu and self.sync_cpu_half_s:
+            yield from self.on_cpu(self.sync_cpu_half_s)
+        yield from self.device.sync(op, size, direct)
+        if self.sync_side_cpu_s:
+            self.env.process(self.on_cpu(self.sync_side_cpu_s))
+        if self.wakeup_s:
+            yield self.env.timeout(self.wakeup_s)
+        if self.sync_cpu_half_s:
+            # a woken thread queues behind the statements of the running ones
+            yield from self.on_cpu(self.sync_cpu_half_s)
+
     def flush_unflushed_spaces(self):
         """fil_flush_file_spaces: one sync per tablespace written since its last sync."""
         while self.unflushed:
@@ -160,44 +220,55 @@ class Server:
 
     def fsp_extend(self):
         """A user thread that runs out of space in a tablespace extends it and syncs it:
-        one fsync per extension in every flush method (the 8.0.14 / 5.7.25 fix)."""
+        one fsync per extension in every flush method (the 8.0.14 / 5.7.25 fix), two in
+        MariaDB's."""
         self.next_extend_space = (self.next_extend_space + 1) % self.workload.tablespaces
         self.count("file_extensions")
-        yield from self.device.sync(self.sync_op, PAGE_BYTES, self.data_direct)
-        self.count("Innodb_data_fsyncs")
-        self.count("extension_syncs")
+        for _ in range(self.flavor.extension_syncs):
+            yield from self.device.sync(self.sync_op, PAGE_BYTES, self.data_direct)
+            self.count("Innodb_data_fsyncs")
+            self.count("extension_syncs")
 
     def connection(self):
-        env, wl, cpu = self.env, self.workload, self.cpu
-        cpu_s = wl.cpu_us_per_trx * 1e-6
-        client_cpu_s = wl.client_cpu_us_per_trx * 1e-6
-        client_s = wl.client_us_per_trx * 1e-6 - client_cpu_s
+        env, wl = self.env, self.workload
         log_bin = self.config.log_bin
         trx_commit = self.trx_commit
+        cpu_us, client_cpu_us = wl.cpu_us_per_trx, wl.client_cpu_us_per_trx
+        if trx_commit == 1 or (log_bin and self.config.sync_binlog > 0):
+            # every commit sleeps on a sync: the threads go idle and are woken each
+            # time, which costs what one connection's transactions cost
+            cpu_us = max(cpu_us, wl.cpu_us_per_trx_sleeping)
+            client_cpu_us = max(client_cpu_us, wl.client_cpu_us_per_trx_sleeping)
+        cpu_s = cpu_us * 1e-6
+        client_cpu_s = client_cpu_us * 1e-6
+        # the time outside both CPUs (the wire) is what the workload says it is
+        client_s = (wl.client_us_per_trx - wl.client_cpu_us_per_trx) * 1e-6
         redo_at_prepare = log_bin and not self.flavor.redo_sync_in_binlog_flush_stage
+        # A committing thread runs on from its statement's CPU into the redo write and
+        # sync calls it makes as the group commit leader; only the leader-based redo
+        # path (no writer threads, no binlog) is modelled that way.
+        hold = (not log_bin and trx_commit in (1, 2) and cpu_s > 0
+                and not self.flavor.redo_writer_threads)
         counters = self.counters
+        # Each statement is a round trip: the client's CPU, the wire, the server's CPU.
+        # Cut into statements, a transaction queues for a core as often as a real one
+        # (a thread woken behind them waits for statements, not whole transactions).
+        n = wl.statements_per_trx
+        client_cpu_s /= n
+        client_s /= n
+        cpu_s /= n
         while True:
             t0 = env.now
-            if client_cpu_s:  # a client on this host takes a core for its share
-                ev = cpu.acquire()
-                if ev is not None:
-                    yield ev
-                yield env.timeout(client_cpu_s)
-                cpu.release()
-                if self.measuring:
-                    self.cpu_busy_s += client_cpu_s
-            if client_s > 0:
-                yield env.timeout(client_s)
-            if self.checkpoint_age() >= self.stop_age:
-                yield from self.log_free_check()
-            if cpu_s:
-                ev = cpu.acquire()
-                if ev is not None:
-                    yield ev
-                yield env.timeout(cpu_s)
-                cpu.release()
-                if self.measuring:
-                    self.cpu_busy_s += cpu_s
+            for i in range(n):
+                if client_cpu_s:  # a client on this host takes a core for its share
+                    yield from self.on_cpu(client_cpu_s)
+                if client_s > 0:
+                    yield env.timeout(client_s)
+                if i == n - 1 and self.checkpoint_age() >= self.stop_age:
+                    yield from self.log_free_check()
+                if cpu_s:
+                    yield from self.on_cpu(cpu_s, keep=hold and i == n - 1)
+            on_cpu = hold
             # the transaction's mini-transactions: redo appended, pages dirtied
             self.lsn += wl.redo_bytes_per_trx
             lsn = self.lsn
@@ -212,14 +283,17 @@ class Server:
             self.growth_carry += wl.growth_bytes_per_trx
             if self.growth_carry >= wl.extend_bytes:
                 self.growth_carry -= wl.extend_bytes
+                if on_cpu:
+                    self.cpu_release()
+                    on_cpu = False
                 yield from self.fsp_extend()
             # commit
             t1 = env.now
             if not log_bin:
                 if trx_commit == 1:
-                    yield from log_write_up_to(self, lsn, flush=True)
+                    yield from log_write_up_to(self, lsn, flush=True, on_cpu=on_cpu)
                 elif trx_commit == 2:
-                    yield from log_write_up_to(self, lsn, flush=False)
+                    yield from log_write_up_to(self, lsn, flush=False, on_cpu=on_cpu)
                 elif self.writer_wakeup is not None and not self.writer_wakeup.triggered:
                     self.writer_wakeup.succeed()
             else:

@@ -13,8 +13,9 @@
  *   INNOFLUSH_EMULATE_SEED       seed of the per-thread generators (default 1)
  *   INNOFLUSH_EMULATE_LOG        a file to append one line of counters to at exit:
  *                                "pid=P fsync=N fdatasync=N dsync=N slept_us=N
- *                                host_slower=N channels=C" (delayed calls per kind, time
- *                                slept, calls whose real call alone outlasted the drawn
+ *                                overshoot_us=N host_slower=N channels=C" (delayed calls
+ *                                per kind, time slept, time woken past the deadline,
+ *                                calls whose real call alone outlasted the drawn
  *                                latency: the host was slower than the profile)
  *   INNOFLUSH_EMULATE_CHANNELS   1: one cache-flush channel, as the simulator's device
  *                                (a flush empties the whole cache, so concurrent syncs
@@ -33,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -51,7 +53,8 @@ static uint64_t seed_base = 1;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static __thread uint64_t rng_state;
 static volatile uint64_t n_fsync, n_fdatasync, n_dsync; /* approximate: racy by design */
-static volatile uint64_t slept_us;                       /* likewise */
+static volatile uint64_t slept_us, overshoot_us;         /* likewise */
+static __thread int slack_set;
 static volatile uint64_t n_host_slower; /* calls whose real call outlasted the draw */
 static int one_channel;
 static pthread_mutex_t channel = PTHREAD_MUTEX_INITIALIZER;
@@ -88,10 +91,11 @@ static void write_log(void) {
     if (!path || !*path) return;
     FILE *f = fopen(path, "a");
     if (!f) return;
-    fprintf(f, "pid=%d fsync=%llu fdatasync=%llu dsync=%llu slept_us=%llu host_slower=%llu "
-            "channels=%d\n", (int)getpid(), (unsigned long long)n_fsync,
+    fprintf(f, "pid=%d fsync=%llu fdatasync=%llu dsync=%llu slept_us=%llu overshoot_us=%llu "
+            "host_slower=%llu channels=%d\n", (int)getpid(), (unsigned long long)n_fsync,
             (unsigned long long)n_fdatasync, (unsigned long long)n_dsync,
-            (unsigned long long)slept_us, (unsigned long long)n_host_slower, one_channel);
+            (unsigned long long)slept_us, (unsigned long long)overshoot_us,
+            (unsigned long long)n_host_slower, one_channel);
     fclose(f);
 }
 
@@ -149,10 +153,21 @@ static void stretch(const struct dist *d, double start) {
     double target = draw_us(d);
     double left = target - (now_us() - start);
     if (left <= 0) { n_host_slower++; return; }
-    slept_us += (uint64_t)left;
-    struct timespec ts = {(time_t)(left / 1e6), (long)((left - (time_t)(left / 1e6) * 1e6) * 1e3)};
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+    if (!slack_set) {
+        /* the default 50 us timer slack would lengthen every emulated sync by up to
+           50 us, which is no part of the profile's device */
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+        slack_set = 1;
     }
+    slept_us += (uint64_t)left;
+    double deadline = start + target;
+    struct timespec ts = {(time_t)(deadline / 1e6),
+                          (long)((deadline - (double)(time_t)(deadline / 1e6) * 1e6) * 1e3)};
+    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+    double late = now_us() - deadline;
+    if (late > 0) overshoot_us += (uint64_t)late;
 }
 
 static int is_dsync_fd(int fd) {
