@@ -47,7 +47,23 @@ def test_calibration_round_trip(calibrated, monkeypatch):
         assert 0 < w["client_cpu_us_per_trx"] <= w["client_us_per_trx"]
         assert w["redo_bytes_per_trx"] == pytest.approx(r["redo_bytes_per_commit"], abs=1)
         assert w["growth_bytes_per_trx"] > 0 and w["tablespaces"] >= 1
+    # the host's cost of a sync: a trx_commit=1 run at one connection, on the measured
+    # storage, split into CPU on the commit's path, CPU elsewhere and a wake-up
+    host = rep["host_costs"]
+    assert host["run"]["connections"] == 1 and host["run"]["commits"] > 50
+    assert host["run"]["data_fsyncs_per_commit"] >= 0.5      # a sync per commit, really
+    f = host["fields"]
+    assert {"sync_cpu_us", "sync_side_cpu_us", "wakeup_us", "cpu_us_per_trx_sleeping",
+            "client_cpu_us_per_trx_sleeping"} <= set(f)
+    assert min(f["sync_cpu_us"], f["sync_side_cpu_us"], f["wakeup_us"]) >= 0
+    assert f["cpu_us_per_trx_sleeping"] == pytest.approx(runs[0]["server_cpu_us_per_trx"],
+                                                         rel=1e-3)
+    assert any("residual R" in line for line in host["derivation"])
+    for r in runs:   # in every count's workload
+        assert r["workload"]["sync_cpu_us"] == f["sync_cpu_us"]
+        assert r["workload"]["statements_per_trx"] == 2      # INSERT, COMMIT
     wp = load_workload("cal-test")
+    assert wp.workload.sync_side_cpu_us == f["sync_side_cpu_us"]
     assert wp.name == "cal-test"
     assert wp.workload.cpu_us_per_trx == pytest.approx(runs[0]["workload"]["cpu_us_per_trx"])
     assert wp.provenance["kind"] == "calibrated"

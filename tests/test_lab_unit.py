@@ -450,3 +450,48 @@ def test_lab_help_lists_options():
                 "--sync-binlog", "--log-bin", "--connections", "--duration", "--workload",
                 "--datadir-on", "--profile", "--measure", "--buffer-pool", "--json"):
         assert opt in r.output
+
+
+# ---- the host's cost of a sync (lab calibrate) ---------------------------------------------
+
+def _run_like(commits, cpu_us, commit_p50_ms, fsyncs, client_cpu_us=100.0, conns=1):
+    from types import SimpleNamespace as NS
+
+    return NS(wr=NS(commits=commits), server_cpu_s=cpu_us * commits / 1e6,
+              iv=NS(deltas={"Innodb_data_fsyncs": fsyncs}),
+              client={"commit_latency_ms": {"p50": commit_p50_ms},
+                      "client_cpu": {"cpu_us_per_trx": client_cpu_us}},
+              plan=NS(connections=conns))
+
+
+@pytest.mark.parametrize("extra_ms, path, side, wake", [
+    (0.056, 56.0, 29.0, 0.0),     # the COMMIT grew by less than the CPU: part of it is off
+    (0.120, 85.0, 0.0, 35.0),     # grew by more: the rest is a wake-up
+    (-0.050, 0.0, 85.0, 0.0),     # faster than the storage's own sync: all CPU is off-path
+])
+def test_host_costs_split_the_cpu_of_a_sync(extra_ms, path, side, wake):
+    from innoflush.lab.calibrate import host_costs
+    from innoflush.profiles import load_profile
+
+    storage = load_profile("samsung-990-pro")
+    w, _ = storage.resolve("write", "none", 4096, True)
+    s, _ = storage.resolve("sync", "fdatasync", 4096, True)
+    device_ms = (w.median_ns + s.median_ns) / 1e6
+    idle = _run_like(1000, 150.0, 0.090, 3, client_cpu_us=104.0)
+    synced = _run_like(1000, 235.0, 0.090 + device_ms + extra_ms, 1000)
+    fields, lines = host_costs(idle, synced, storage, "mariadb-10.11")
+    assert fields["sync_cpu_us"] == pytest.approx(path, abs=0.05)
+    assert fields["sync_side_cpu_us"] == pytest.approx(side, abs=0.05)
+    assert fields["wakeup_us"] == pytest.approx(wake, abs=0.05)
+    assert fields["cpu_us_per_trx_sleeping"] == pytest.approx(150.0)
+    assert fields["client_cpu_us_per_trx_sleeping"] == pytest.approx(104.0)
+    assert any("CPU per sync T = 85.0" in line for line in lines)
+
+
+def test_host_costs_need_a_sync_per_commit():
+    from innoflush.lab.calibrate import host_costs
+    from innoflush.profiles import load_profile
+
+    fields, lines = host_costs(_run_like(1000, 150.0, 0.09, 3), _run_like(1000, 160.0, 0.1, 10),
+                               load_profile("samsung-990-pro"), "mariadb-10.11")
+    assert fields == {} and "not measured" in lines[0]

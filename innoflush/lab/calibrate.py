@@ -219,21 +219,30 @@ def build_profile(name: str, title: str | None, opts: LabOptions, runs: list[dic
                            workload=wl, provenance=prov, notes=notes)
 
 
-def commit_base_ms(wp, connections: int | None = None) -> float | None:
+def commit_base_ms(wp, connections: int | None = None,
+                   sleeping: bool = False) -> float | None:
     """The calibration's COMMIT round trip without a sync (ms): the part of a measured
     commit latency that is not the wait for durability (the statement's round trip, the
     server's commit processing and, with more connections than cores, the wait for a
     CPU) — at the calibrated connection count nearest to ``connections``, or the first
-    one's; None for a profile without it."""
+    one's; None for a profile without it. ``sleeping``: the commits wait for a sync
+    (trx_commit=1), so their threads sleep and are woken each time, as at one
+    connection — at least the one-connection round trip then."""
     cal = (wp.provenance or {}).get("calibration") or {}
     by = cal.get("commit_base_ms_by_connections") or {}
+    base = None
     if connections is not None and by:
         best = min((int(k) for k in by), key=lambda k: (abs(k - connections), k))
         v = by.get(str(best))
         if isinstance(v, int | float):
-            return float(v)
-    v = cal.get("commit_base_ms")
-    return float(v) if isinstance(v, int | float) else None
+            base = float(v)
+    if base is None:
+        v = cal.get("commit_base_ms")
+        base = float(v) if isinstance(v, int | float) else None
+    one = by.get("1")
+    if sleeping and base is not None and isinstance(one, int | float):
+        base = max(base, float(one))
+    return base
 
 
 def workload_at(wp, connections: int):
@@ -304,6 +313,7 @@ def lab_calibrate(opts: LabOptions, save: str | None = None, force: bool = False
                                        "name": platform.node()},
             "workload_spec": opts.spec(opts.connections[0]).to_dict(),
             "runs": runs, "derivation": derivations,
+            "host_costs": (wp.provenance.get("calibration") or {}).get("host_costs"),
             "profile": wp.to_dict(), "saved": str(path) if path else None,
             "warnings": warnings}
 
@@ -401,7 +411,8 @@ def render_text(report: dict) -> str:
         out.append(f"DEVICE EMULATED: {emu['profile']} ({emu['title']}): the calibration "
                    "runs have no sync in the commit path, so the device hardly enters")
     spec = report["workload_spec"]
-    out.append(f"runs: innodb_flush_log_at_trx_commit=0 (no sync at commit), "
+    out.append(f"runs: innodb_flush_log_at_trx_commit=0 (no sync at commit), then 1 at one "
+               "connection (the host's cost of a sync), "
                f"{spec['duration_s']:g} s each"
                + (f" after {spec['warmup_s']:g} s of warm-up" if spec["warmup_s"] else "")
                + f", workload {spec['kind']}; {report['host']['cpu_cores']} CPU core(s), "
@@ -418,6 +429,13 @@ def render_text(report: dict) -> str:
     out.append("")
     out.append("how each value was measured:")
     out += [f"  {line}" for line in report["derivation"][0]]
+    host = report.get("host_costs")
+    if host:
+        run = host["run"]
+        out.append(f"the host's cost of a sync (trx_commit=1, {run['connections']} connection: "
+                   f"{run['commits']:,} commits, {run['tps']:,.0f} TPS, "
+                   f"{run['data_fsyncs_per_commit']:g} syncs per commit):")
+        out += [f"  {line}" for line in host["derivation"]]
     for r in report["runs"]:
         for n in r["notes"]:
             out.append(f"note ({r['connections']} connection(s)): {n}")
@@ -434,5 +452,5 @@ def render_text(report: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["SCHEMA", "calibration_plans", "commit_base_ms", "lab_calibrate", "render_text",
-           "workload_at"]
+__all__ = ["SCHEMA", "calibration_plans", "commit_base_ms", "host_costs", "lab_calibrate",
+           "render_text", "workload_at"]

@@ -139,6 +139,11 @@ class RunPlan:
     connections: int
 
     @property
+    def commits_sleep(self) -> bool:
+        """Whether a commit waits for a sync (and its threads go to sleep)."""
+        return self.trx_commit == 1 or bool(self.sync_binlog)
+
+    @property
     def label(self) -> str:
         s = f"{self.flush_method}, trx_commit={self.trx_commit}"
         if self.sync_binlog is not None:
@@ -1265,12 +1270,12 @@ def _calibrated_at(wp, connections: int) -> tuple:
     return workload_at(wp, connections)
 
 
-def _commit_base_at(wp, connections: int) -> float | None:
+def _commit_base_at(wp, plan: RunPlan) -> float | None:
     if wp is None:
         return None
     from .calibrate import commit_base_ms
 
-    return commit_base_ms(wp, connections)
+    return commit_base_ms(wp, plan.connections, sleeping=plan.commits_sleep)
 
 
 def calibrated_summary(wp) -> dict | None:
@@ -1333,7 +1338,7 @@ def lab_run(opts: LabOptions, progress=None, progress_line=None) -> dict:
             runs.append(run_checked(plan, workdir, warnings, lambda plan=plan, workdir=workdir:
                                     run_one(opts, plan, workdir, profile, progress,
                                             emulation, *_calibrated_at(wp, plan.connections),
-                                            _commit_base_at(wp, plan.connections))))
+                                            _commit_base_at(wp, plan))))
     finally:
         shutil.rmtree(base, ignore_errors=True)
     first = runs[0]["read_back"] if runs else {}

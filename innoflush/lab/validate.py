@@ -422,7 +422,8 @@ def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> d
                 cells.append(_cell_with_retries(vopts, plan, workdir, device, profile,
                                                 emulation, wl, src, wp.workload, warnings,
                                                 _prefixed(progress, tag),
-                                                commit_base_ms(wp, plan.connections)))
+                                                commit_base_ms(wp, plan.connections,
+                                                               sleeping=plan.commits_sleep)))
             entry["cells"] = cells
             entry["summary"] = device_summary(cells)
             devices.append(entry)

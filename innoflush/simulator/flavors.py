@@ -40,8 +40,6 @@ class Flavor:
     dblwr_block_pages: int            # pages per doublewrite write call within it
     dblwr_parallel_segments: int      # doublewrite instances serving flush-list batches
     dblwr_sync_methods: tuple[str, ...]   # methods under which the dblwr file is synced
-    # data files
-    data_fsync_per_segment: bool      # MySQL: after each segment; MariaDB: at checkpoint
     # counters
     data_writes_include_redo: bool
     has_os_log_fsyncs: bool
@@ -103,7 +101,7 @@ FLAVORS: dict[str, Flavor] = {
         flush_methods=_UNIX_METHODS, redo_direct=False, redo_writer_threads=True,
         default_use_fdatasync=False, has_use_fdatasync_variable=True,
         dblwr_segment_pages=4, dblwr_block_pages=4, dblwr_parallel_segments=2,
-        dblwr_sync_methods=("fsync", "O_DSYNC"), data_fsync_per_segment=True,
+        dblwr_sync_methods=("fsync", "O_DSYNC"),
         data_writes_include_redo=True, has_os_log_fsyncs=True,
         has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True),
     "mysql-8.4": Flavor(
@@ -111,7 +109,7 @@ FLAVORS: dict[str, Flavor] = {
         flush_methods=_UNIX_METHODS, redo_direct=False, redo_writer_threads=True,
         default_use_fdatasync=True, has_use_fdatasync_variable=True,
         dblwr_segment_pages=128, dblwr_block_pages=128, dblwr_parallel_segments=2,
-        dblwr_sync_methods=("fsync", "O_DSYNC"), data_fsync_per_segment=True,
+        dblwr_sync_methods=("fsync", "O_DSYNC"),
         data_writes_include_redo=True, has_os_log_fsyncs=True,
         has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True),
     "mysql-5.7": Flavor(
@@ -119,7 +117,7 @@ FLAVORS: dict[str, Flavor] = {
         flush_methods=_UNIX_METHODS, redo_direct=False, redo_writer_threads=False,
         default_use_fdatasync=False, has_use_fdatasync_variable=False,
         dblwr_segment_pages=120, dblwr_block_pages=64, dblwr_parallel_segments=1,
-        dblwr_sync_methods=("fsync", "O_DSYNC", "O_DIRECT"), data_fsync_per_segment=True,
+        dblwr_sync_methods=("fsync", "O_DSYNC", "O_DIRECT"),
         data_writes_include_redo=True, has_os_log_fsyncs=True,
         has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True),
     "mariadb-10.11": Flavor(
@@ -127,7 +125,7 @@ FLAVORS: dict[str, Flavor] = {
         flush_methods=_UNIX_METHODS, redo_direct=True, redo_writer_threads=False,
         default_use_fdatasync=True, has_use_fdatasync_variable=False,
         dblwr_segment_pages=128, dblwr_block_pages=128, dblwr_parallel_segments=1,
-        dblwr_sync_methods=("fsync", "O_DIRECT"), data_fsync_per_segment=True,
+        dblwr_sync_methods=("fsync", "O_DIRECT"),
         data_writes_include_redo=False, has_os_log_fsyncs=False,
         has_binlog_group_commit_counters=True, redo_sync_in_binlog_flush_stage=False,
         o_dsync_data_write_through=True, mariadb_page_cleaner=True, extension_syncs=2),
@@ -136,7 +134,7 @@ FLAVORS: dict[str, Flavor] = {
         flush_methods=_UNIX_METHODS, redo_direct=True, redo_writer_threads=False,
         default_use_fdatasync=True, has_use_fdatasync_variable=False,
         dblwr_segment_pages=128, dblwr_block_pages=128, dblwr_parallel_segments=1,
-        dblwr_sync_methods=("fsync", "O_DIRECT"), data_fsync_per_segment=True,
+        dblwr_sync_methods=("fsync", "O_DIRECT"),
         data_writes_include_redo=False, has_os_log_fsyncs=False,
         has_binlog_group_commit_counters=True, redo_sync_in_binlog_flush_stage=False,
         o_dsync_data_write_through=True, mariadb_page_cleaner=True, extension_syncs=2),

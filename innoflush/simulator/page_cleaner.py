@@ -5,7 +5,7 @@ flushing recommendation of buf0flu.cc, capped at innodb_io_capacity_max), or flu
 without limit when the checkpoint age passed the sync flush point. A batch goes through
 the doublewrite buffer in segments: one write of the segment to the doublewrite file
 (+ a sync where the flavor and method require it), the in-place page writes, and then
-— MySQL — an fsync of every tablespace file written, except under O_DIRECT_NO_FSYNC.
+an fsync of every tablespace file written, except under O_DIRECT_NO_FSYNC.
 """
 
 from __future__ import annotations
@@ -238,6 +238,5 @@ def flush_segment(srv, k: int, oldest_lsn: int):
     if not fl.data_file_sync_skipped(method) and not srv.data_write_through:
         for f in files:
             srv.unflushed[f] = srv.unflushed.get(f, 0) + PAGE_BYTES
-    if fl.data_fsync_per_segment:
-        yield from srv.flush_unflushed_spaces()
+    yield from srv.flush_unflushed_spaces()
     srv.inflight_lsns.remove(oldest_lsn)

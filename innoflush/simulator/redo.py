@@ -127,10 +127,12 @@ def log_write_up_to(srv, upto: int, flush: bool, on_cpu: bool = False):
             yield from srv.woken()
             continue
         srv.redo_leader_busy = True
-        target = srv.lsn  # the leader takes everything buffered so far
-        write = srv.write_lsn < target
-        sync = flush and not srv.redo_write_through
-        pre = srv.sync_cpu_half_s if sync else 0.0
+        # The leader takes everything buffered so far. (MariaDB's writes up to the LSN
+        # of the moment it writes, after its call's CPU; but the model's transactions
+        # have no jitter, and two connections that could join in that window would
+        # stay in lockstep, sharing every sync, where a real server's alternate.)
+        target = srv.lsn
+        pre = srv.sync_cpu_half_s if flush and not srv.redo_write_through else 0.0
         if on_cpu:
             if pre:
                 yield from srv.still_on_cpu(pre)
@@ -138,7 +140,7 @@ def log_write_up_to(srv, upto: int, flush: bool, on_cpu: bool = False):
             on_cpu = False
         elif pre:  # a woken follower that became the leader
             yield from srv.on_cpu(pre)
-        if write:
+        if srv.write_lsn < target:
             yield from redo_write(srv, target)
         if flush and srv.flushed_lsn < target:
             yield from redo_sync(srv, target, pre_cpu=False)
@@ -176,12 +178,21 @@ def log_checkpointer(srv):
 
 def log_checkpoint(srv):
     target = min(srv.oldest_dirty_lsn(), srv.flushed_lsn)
+    if srv.flavor.mariadb_page_cleaner and not srv.redo_leader_busy:
+        # log_checkpoint_low: the redo is made durable up to the oldest dirty page first
+        # (log_write_up_to(oldest, true)) — an extra sync when trx_commit is 0 or 2
+        oldest = srv.oldest_dirty_lsn()
+        if srv.flushed_lsn < oldest and not srv.redo_write_through:
+            if srv.write_lsn < oldest:
+                srv.redo_leader_busy = True
+                yield from redo_write(srv, oldest)
+                srv.redo_leader_busy = False
+                srv.mark_written()
+            # the sync holds only the flush lock: commits that need no sync go on
+            yield from redo_sync(srv, oldest)
+        target = min(oldest, srv.flushed_lsn)
     if target <= srv.checkpoint_lsn:
         return
-    # MariaDB makes the page writes durable here, not per batch (log_checkpoint ->
-    # fil_flush_file_spaces), unless the data files are never synced.
-    if not srv.flavor.data_fsync_per_segment:
-        yield from srv.flush_unflushed_spaces()
     srv.count("checkpoints")
     srv.count("Innodb_log_writes")
     if srv.flavor.data_writes_include_redo:
