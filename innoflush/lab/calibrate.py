@@ -425,7 +425,7 @@ def render_text(report: dict) -> str:
     out.append(f"workload profile {p['name']} ({p['title']}), from the "
                f"{report['runs'][0]['connections']}-connection run:")
     for k, v in p["workload"].items():
-        out.append(f"  {k:<24} {v}")
+        out.append(f"  {k:<31} {v}")
     out.append("")
     out.append("how each value was measured:")
     out += [f"  {line}" for line in report["derivation"][0]]

@@ -1067,8 +1067,9 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
         notes.append(f"threads waited {waited:,.0f} µs per transaction for a CPU (run queue: "
                      f"server {runq['server_us_per_trx'] or 0:,.0f}, clients "
                      f"{runq['clients_us_per_trx'] or 0:,.0f}), {waited / trx_mean_us:.0%} of "
-                     "the mean transaction time: the model has no scheduler (its CPU is a "
-                     "queue of whole per-transaction slices), so it misses these waits")
+                     "the mean transaction time: the model's cores are one FIFO of statement "
+                     "slices that never idles while a thread waits, so it misses part of "
+                     "these waits")
     usage = machine_usage(snaps.get("mach0"), mach1, server_cpu_s, ccpu["cpu_s"])
     machine = usage["busy"] if usage else None
     if wr.errors:
