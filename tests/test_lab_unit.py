@@ -495,3 +495,18 @@ def test_host_costs_need_a_sync_per_commit():
     fields, lines = host_costs(_run_like(1000, 150.0, 0.09, 3), _run_like(1000, 160.0, 0.1, 10),
                                load_profile("samsung-990-pro"), "mariadb-10.11")
     assert fields == {} and "not measured" in lines[0]
+
+
+def test_commit_base_of_a_sleeping_commit_is_at_least_one_connections():
+    from types import SimpleNamespace as NS
+
+    from innoflush.lab.calibrate import commit_base_ms
+
+    wp = NS(provenance={"calibration": {"commit_base_ms": 0.09,
+                                        "commit_base_ms_by_connections": {"1": 0.09,
+                                                                          "2": 0.02,
+                                                                          "16": 0.7}}})
+    assert commit_base_ms(wp, 2) == 0.02
+    assert commit_base_ms(wp, 2, sleeping=True) == 0.09     # its threads sleep and wake
+    assert commit_base_ms(wp, 16, sleeping=True) == 0.7     # the larger one
+    assert commit_base_ms(wp, 3) == 0.02                    # the nearest count
