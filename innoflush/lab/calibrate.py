@@ -160,14 +160,12 @@ def build_profile(name: str, title: str | None, opts: LabOptions, runs: list[dic
                   derivations: list[list[str]], server: dict, emulation: dict | None,
                   host: dict | None = None):
     """The WorkloadProfile: the first connection count's workload, every count's in
-    provenance.calibration.by_connections; the host's sync costs (host_costs) in each."""
+    provenance.calibration.by_connections; `host` (host_costs) in the provenance."""
     from .. import __version__
     from ..simulator import Workload
     from ..simulator.workload_profile import WorkloadProfile
 
     extra = (host or {}).get("fields") or {}
-    for r in runs:
-        r["workload"] = {**r["workload"], **extra}
     first = runs[0]["workload"]
     wl = Workload(**{**first, "connections": 1})
     spec = opts.spec(runs[0]["connections"]).to_dict()
@@ -357,11 +355,12 @@ def calibration_profile(opts, plans, base: Path, warnings: list[str], progress, 
     first = measured[0].back
     server = {"product": first.get("product"), "version": first.get("version"),
               "sim_flavor": first.get("sim_flavor")}
+    # measured over all the runs, the same in every count's workload
+    shared: dict = {}
     pooled = dblwr_share(measured)
     if pooled is not None:
-        share, line = pooled
-        for r, lines in zip(runs, derivations, strict=True):
-            r["workload"] = {**r["workload"], "dblwr_page_share": share}
+        shared["dblwr_page_share"], line = pooled
+        for lines in derivations:
             lines.append(line)
     host = None
     if synced is not None and storage is not None:
@@ -377,6 +376,9 @@ def calibration_profile(opts, plans, base: Path, warnings: list[str], progress, 
                         "data_fsyncs_per_commit": round(
                             synced.iv.deltas.get("Innodb_data_fsyncs", 0)
                             / max(1, synced.wr.commits), 4)}}
+        shared.update(fields)
+    for r in runs:
+        r["workload"] = {**r["workload"], **shared}
     wp = build_profile(name, title, opts, runs, derivations, server, emu, host)
     return wp, runs, derivations, server
 
