@@ -488,6 +488,33 @@ def test_host_costs_split_the_cpu_of_a_sync(extra_ms, path, side, wake):
     assert any("CPU per sync T = 85.0" in line for line in lines)
 
 
+def test_host_costs_split_per_sync_and_per_sleeping_commit():
+    """With the calls' own CPU measured (S), T splits into S per sync (shared by a group)
+    and T - S per commit that sleeps; the path R takes the calls' CPU first."""
+    from innoflush.lab.calibrate import host_costs
+    from innoflush.profiles import load_profile
+
+    storage = load_profile("samsung-990-pro")
+    w, _ = storage.resolve("write", "none", 4096, True)
+    s, _ = storage.resolve("sync", "fdatasync", 4096, True)
+    device_ms = (w.median_ns + s.median_ns) / 1e6
+    idle = _run_like(1000, 150.0, 0.090, 3)
+    synced = _run_like(1000, 247.0, 0.090 + device_ms + 0.058, 1000)   # T 97, R 58
+    fields, lines = host_costs(idle, synced, storage, "mariadb-10.11", call_cpu_us=44.0)
+    assert fields["sync_cpu_us"] == pytest.approx(44.0)
+    assert fields["sync_side_cpu_us"] == pytest.approx(0.0)
+    assert fields["sleep_cpu_us"] == pytest.approx(14.0, abs=0.05)
+    assert fields["sleep_side_cpu_us"] == pytest.approx(39.0, abs=0.05)
+    assert fields["wakeup_us"] == 0
+    total = sum(fields[k] for k in ("sync_cpu_us", "sync_side_cpu_us", "sleep_cpu_us",
+                                    "sleep_side_cpu_us"))
+    assert total == pytest.approx(97.0, abs=0.1)
+    assert any("calls' own CPU S = 44.0" in line for line in lines)
+    # S larger than T: everything is the calls'
+    fields, _ = host_costs(idle, synced, storage, "mariadb-10.11", call_cpu_us=500.0)
+    assert fields["sleep_cpu_us"] == 0 and fields["sleep_side_cpu_us"] == 0
+
+
 def test_host_costs_need_a_sync_per_commit():
     from innoflush.lab.calibrate import host_costs
     from innoflush.profiles import load_profile

@@ -162,3 +162,32 @@ def test_device_class_guesses():
     assert device_class({"disks": [{"name": "vda", "virtual": True}]}) == "virtual disk"
     assert device_class({"disks": [{"name": "nvme0n1", "rotational": False}]}) == "NVMe SSD"
     assert device_class({"disks": [{"name": "sda", "rotational": True}]}) == "hdd"
+
+
+def test_hw_queues_and_completion_cores(tmp_path):
+    from innoflush.measure.facts import completion_cores
+
+    sys = tmp_path / "sys"
+    one = _fake_disk(sys, "vdq")
+    (one / "mq" / "0").mkdir(parents=True)
+    many = _fake_disk(sys, "nvme9n1")
+    for q in range(8):
+        (many / "mq" / str(q)).mkdir(parents=True)
+    assert disk_facts("vdq", sys)["hw_queues"] == 1
+    assert disk_facts("nvme9n1", sys)["hw_queues"] == 8
+    assert disk_facts("vdz", tmp_path)["hw_queues"] is None
+    facts = {"cpu_count": 4, "disks": [disk_facts("nvme9n1", sys)]}
+    assert completion_cores(facts) == 4              # a queue per CPU: every core
+    facts["disks"].append(disk_facts("vdq", sys))
+    assert completion_cores(facts) == 1              # the fewest queues decide
+    assert completion_cores({"cpu_count": 4, "disks": []}) is None
+    assert completion_cores({"cpu_count": 4, "disks": [{"hw_queues": None}]}) is None
+
+
+def test_sync_call_cpu_is_measured_in_a_file_of_ours(tmp_path):
+    from innoflush.measure.probe import sync_call_cpu_us
+
+    (tmp_path / "theirs.txt").write_text("keep me")
+    us = sync_call_cpu_us(str(tmp_path), "fdatasync", 4096, direct=False, ops=50)
+    assert us is not None and 0 < us < 100_000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["theirs.txt"]

@@ -28,8 +28,11 @@ def data_file_fsyncs_per_write(r) -> float:
 @pytest.mark.parametrize("flavor", ["mysql-8.0", "mysql-8.4", "mysql-5.7", "mariadb-10.11"])
 def test_no_fsync_has_fewer_data_fsyncs_per_write(flavor):
     wl = Workload(connections=8, pages_dirtied_per_trx=2.0)
-    od = run(ServerConfig(flavor=flavor, innodb_flush_method="O_DIRECT"), wl)
-    nf = run(ServerConfig(flavor=flavor, innodb_flush_method="O_DIRECT_NO_FSYNC"), wl)
+    # a buffer pool small enough for the dirty pages to pass innodb_max_dirty_pages_pct_lwm
+    # in the run: MariaDB's cleaner flushes nothing before
+    base = ServerConfig(flavor=flavor, innodb_buffer_pool_size=32 * 1024 * 1024)
+    od = run(with_(base, innodb_flush_method="O_DIRECT"), wl)
+    nf = run(with_(base, innodb_flush_method="O_DIRECT_NO_FSYNC"), wl)
     assert od.internal["Innodb_pages_written"] > 0 and nf.internal["Innodb_pages_written"] > 0
     assert data_file_fsyncs_per_write(nf) < data_file_fsyncs_per_write(od)
     # and the counter ratio a DBA reads moves the same way
@@ -129,7 +132,8 @@ def test_mariadb_counter_semantics():
 
 
 def test_mariadb_binlog_counters_and_data_files_synced_per_doublewrite_batch():
-    r = run(ServerConfig(flavor="mariadb-10.11", innodb_flush_method="O_DIRECT"),
+    r = run(ServerConfig(flavor="mariadb-10.11", innodb_flush_method="O_DIRECT",
+                         innodb_buffer_pool_size=32 * 1024 * 1024),
             Workload(connections=8, pages_dirtied_per_trx=2.0))
     s = r.status
     assert s["Binlog_commits"] == pytest.approx(r.commits, rel=0.05)
@@ -157,6 +161,165 @@ def test_mariadb_page_cleaner_sleeps_below_the_async_point():
     pages = busy.status["Innodb_pages_written"]
     assert pages > 0
     assert busy.status["Innodb_dblwr_pages_written"] == pytest.approx(pages * 0.25, abs=2)
+
+
+MARIADB_LWM0 = ServerConfig(flavor="mariadb-10.11", log_bin=False, innodb_flush_log_at_trx_commit=2,
+                            innodb_max_dirty_pages_pct_lwm=0.0,
+                            innodb_redo_log_capacity=16 * 1024 * 1024, cpu_cores=4)
+# heavy redo per commit: the 16 MB log passes its async point within the run
+REDO_HEAVY = Workload(connections=4, cpu_us_per_trx=50, client_us_per_trx=20,
+                      redo_bytes_per_trx=8192, pages_dirtied_per_trx=0.5,
+                      dblwr_page_share=0.2)
+
+
+def mariadb_server(cfg=MARIADB_LWM0, wl=REDO_HEAVY):
+    from innoflush.simulator.server import Server
+
+    srv = Server(cfg, wl, PLP, seed=1)
+    srv.start()
+    return srv
+
+
+def test_mariadb_flushes_only_back_to_the_async_point():
+    """mtr_t::commit asks for the pages older than lsn - max_modified_age_async: past the
+    async point the checkpoint age settles just above it, not drained to the adaptive
+    flushing's low-water mark as a flush of innodb_io_capacity_max pages would."""
+    srv = mariadb_server()
+    ages = []
+
+    def watch():
+        while True:
+            yield srv.env.timeout(0.25)
+            ages.append(srv.checkpoint_age())
+
+    srv.env.process(watch())
+    srv.env.run(until=12.0)
+    assert srv.counters["Innodb_pages_written"] > 0
+    late = ages[len(ages) // 2:]
+    assert min(late) > 0.9 * srv.async_flush_age
+    assert max(late) <= srv.sync_flush_age + srv.workload.redo_bytes_per_trx * 4
+
+
+def test_mariadb_cleaner_stays_asleep_below_the_async_point_then_works_each_second():
+    srv = mariadb_server(wl=with_(REDO_HEAVY, redo_bytes_per_trx=512, cpu_us_per_trx=200))
+    srv.env.run(until=0.5)
+    assert srv.checkpoint_age() < srv.async_flush_age
+    assert srv.cleaner_idle and srv.counters["Innodb_pages_written"] == 0
+    srv.env.run(until=12.0)
+    passes = (srv.counters["async_flush_batches"] + srv.counters["adaptive_flush_batches"]
+              + srv.counters["sync_flush_batches"])
+    assert passes > 0
+    # one checkpoint per pass at most (a pass that moved nothing makes none)
+    assert 0 < srv.counters["checkpoints"] <= passes + 1
+
+
+def test_mariadb_adaptive_recommendation_starts_from_zero_averages():
+    """page_cleaner_flush_pages_recommendation keeps its averages in statics refreshed
+    every innodb_flushing_avg_loops calls: the first call asks for innodb_io_capacity,
+    the next ones (io_capacity + 0 + 1) / 3 until the averages are first computed."""
+    from innoflush.simulator.mariadb_page_cleaner import AdaptiveFlushing
+
+    srv = mariadb_server(wl=with_(REDO_HEAVY, pages_dirtied_per_trx=2.0))
+    srv.env.run(until=1.0)
+    dirty = srv.flush_list.pages
+    assert dirty > srv.config.innodb_io_capacity
+    srv.lsn += 8 * 1024 * 1024  # an oldest page well past the adaptive low-water mark
+    af = AdaptiveFlushing()
+    oldest = srv.flush_list.oldest_lsn()
+    pct = 100.0 * dirty / srv.buffer_pool_pages
+    assert af.recommendation(srv, 0, oldest, 0.0, dirty, pct) == srv.config.innodb_io_capacity
+    io = srv.config.innodb_io_capacity
+    for _ in range(5):
+        assert af.recommendation(srv, 200, oldest, 0.0, dirty, pct) == (io + 0 + 1) // 3
+    assert af.avg_page_rate == 0
+
+
+def test_trx_commit_2_page_writes_and_checkpoints_sync_the_redo():
+    """The write-ahead rule: a page batch waits for its redo to be durable; MariaDB's
+    checkpoint makes the redo durable to its end first. With trx_commit=2 both add redo
+    syncs to the master thread's one a second."""
+    srv = mariadb_server()
+    srv.env.run(until=12.0)
+    c = srv.counters
+    assert c["Innodb_pages_written"] > 0
+    assert c["page_write_log_flushes"] > 0
+    assert c["redo_syncs"] > 12 + c["checkpoints"]
+
+
+def test_mysql_page_writes_wait_for_the_log_flusher():
+    """MySQL 8.0: a page batch at trx_commit=2 asks the log_flusher for a sync at once,
+    not at its next once-a-second tick."""
+    cfg = ServerConfig(flavor="mysql-8.0", log_bin=False, innodb_flush_log_at_trx_commit=2,
+                       innodb_buffer_pool_size=32 * 1024 * 1024)
+    r = run(cfg, Workload(connections=8, pages_dirtied_per_trx=2.0), profile=PLP)
+    assert r.status["Innodb_pages_written"] > 0
+    assert r.internal["page_write_log_flushes"] > 0
+    assert r.internal["redo_syncs"] > 4 * 1.5  # more than the flusher's ticks in 4 s
+
+
+def test_semaphore_withdraw():
+    import simpy
+
+    env = simpy.Environment()
+    sem = Semaphore(env, 1)
+    assert sem.acquire() is None
+    ev = sem.acquire()
+    assert ev is not None and sem.withdraw(ev)
+    sem.release()
+    assert sem.free == 1 and not ev.triggered   # the withdrawn request got nothing
+    assert sem.acquire() is None and sem.free == 0
+    ev3 = sem.acquire()
+    sem.release()  # granted at once
+    assert ev3.triggered and not sem.withdraw(ev3)
+
+
+CPU_HEAVY = Workload(connections=6, cpu_us_per_trx=200, client_us_per_trx=100,
+                     client_cpu_us_per_trx=80, statements_per_trx=2, sync_cpu_us=20,
+                     pages_dirtied_per_trx=0.1)
+
+
+def test_sleeping_commits_run_on_the_completion_cores():
+    """A single-queue disk: every commit is woken by its completion interrupt on one
+    CPU, and the connection threads stay there; the clients get the other cores."""
+    base = ServerConfig(log_bin=False, innodb_flush_log_at_trx_commit=1, cpu_cores=2,
+                        flavor="mariadb-10.11")
+    spread = run(base, CPU_HEAVY, profile=PLP)
+    one = run(with_(base, io_completion_cores=1), CPU_HEAVY, profile=PLP)
+    assert one.tps < 0.9 * spread.tps
+    # when commits do not sleep the completion cores change nothing
+    nosleep = with_(base, innodb_flush_log_at_trx_commit=2)
+    assert run(with_(nosleep, io_completion_cores=1), CPU_HEAVY, profile=PLP).tps == \
+        pytest.approx(run(nosleep, CPU_HEAVY, profile=PLP).tps, rel=1e-9)
+
+
+def test_threads_queued_on_a_busy_completion_core_are_pulled_by_a_free_one():
+    """After sched_migration_cost in the queue a free core takes the thread: the server
+    uses more than its one completion core when that one is saturated."""
+    base = ServerConfig(log_bin=False, innodb_flush_log_at_trx_commit=1, cpu_cores=2,
+                        flavor="mariadb-10.11", io_completion_cores=1)
+    wl = with_(CPU_HEAVY, connections=16, client_cpu_us_per_trx=0, client_us_per_trx=20)
+    r = run(base, wl, profile=PLP)
+    server_cores = r.tps * (wl.cpu_us_per_trx + wl.sync_cpu_us) / 1e6
+    assert server_cores > 1.1
+
+
+def test_a_sleeping_commits_cost_is_per_commit_the_calls_per_sync():
+    """sleep_cpu_us is paid by every commit that sleeps, sync_cpu_us once per group."""
+    cfg = ServerConfig(log_bin=False, innodb_flush_log_at_trx_commit=1, cpu_cores=8,
+                       flavor="mariadb-10.11")
+    wl = Workload(connections=8, cpu_us_per_trx=50, client_us_per_trx=50,
+                  pages_dirtied_per_trx=0.0)
+
+    def cpu_per_commit(w):
+        r = run(cfg, w, profile=CONSUMER)
+        return r.cpu_util * cfg.cpu_cores * r.duration_s / r.commits * 1e6, r
+
+    per_sync, r1 = cpu_per_commit(with_(wl, sync_cpu_us=400))
+    per_commit, r2 = cpu_per_commit(with_(wl, sleep_cpu_us=200, sleep_side_cpu_us=200))
+    assert r1.tps / r1.syncs_per_s["redo_syncs"] > 3      # group commit on a slow flush
+    assert per_sync == pytest.approx(50 + 400 * r1.syncs_per_s["redo_syncs"] / r1.tps,
+                                     rel=0.1)
+    assert per_commit == pytest.approx(50 + 400, rel=0.1)
 
 
 def test_o_dsync_syncs_no_redo_with_fsync_calls():

@@ -48,7 +48,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import InnoflushError, UsageError
 from .run import (
     LabOptions,
     RunPlan,
@@ -87,10 +87,13 @@ def _p50_us(profile, component: str, op: str, size: int, direct: bool) -> float:
     return summary.median_ns / 1e3
 
 
-def host_costs(idle, synced, storage, flavor_name: str | None) -> tuple[dict, list[str]]:
+def host_costs(idle, synced, storage, flavor_name: str | None,
+               call_cpu_us: float | None = None) -> tuple[dict, list[str]]:
     """What a sync in the commit path costs this host besides the device (see the module
-    doc), from the one-connection runs at trx_commit=0 (`idle`) and 1 (`synced`) and the
-    storage's device profile. Returns (the Workload fields, derivation lines)."""
+    doc), from the one-connection runs at trx_commit=0 (`idle`) and 1 (`synced`), the
+    storage's device profile and `call_cpu_us`, the CPU a redo-sized write and its sync
+    cost the thread that makes them (probe.sync_call_cpu_us; None: unknown, all of T is
+    counted per sync). Returns (the Workload fields, derivation lines)."""
     from ..simulator.flavors import get_flavor
     from ..simulator.redo import LOG_WRITE_MAX_SIZE
 
@@ -117,12 +120,32 @@ def host_costs(idle, synced, storage, flavor_name: str | None) -> tuple[dict, li
     lines.append(f"residual R = {resid:.1f} µs (COMMIT p50 {p50_1 * 1e3:.1f} µs at trx_commit=1 "
                  f"less {p50_0 * 1e3:.1f} at 0, less the storage's redo write {w_us:.1f} and "
                  f"{op} {s_us:.1f} µs, p50 of {storage.name})")
-    path = min(max(resid, 0.0), total)
-    fields = {"sync_cpu_us": round(path, 2), "sync_side_cpu_us": round(total - path, 2),
+    # T = the calls' own CPU (once per sync, whoever makes it: the group commit leader)
+    # + what the committing thread's sleep costs (once per commit: the switches out and
+    # back in, the wake-up). One connection cannot tell them apart; the probe's CPU per
+    # write + sync can. On the committing thread's path: R, the calls' CPU first.
+    calls = total if call_cpu_us is None else min(max(call_cpu_us, 0.0), total)
+    on_path = min(max(resid, 0.0), total)
+    calls_path = min(calls, on_path)
+    sleep = total - calls
+    sleep_path = min(sleep, on_path - calls_path)
+    fields = {"sync_cpu_us": round(calls_path, 2),
+              "sync_side_cpu_us": round(calls - calls_path, 2),
+              "sleep_cpu_us": round(sleep_path, 2),
+              "sleep_side_cpu_us": round(sleep - sleep_path, 2),
               "wakeup_us": round(max(0.0, resid - total), 2)}
-    lines.append(f"sync_cpu_us = {path:.1f} (min(R, T): on the committing thread's path), "
-                 f"sync_side_cpu_us = {total - path:.1f} (T less that), wakeup_us = "
-                 f"{fields['wakeup_us']:.1f} (R beyond T)")
+    if call_cpu_us is None:
+        lines.append("the write + sync calls' own CPU was not measured: all of T is counted "
+                     "per sync")
+    else:
+        lines.append(f"the calls' own CPU S = {call_cpu_us:.1f} µs (a {LOG_WRITE_MAX_SIZE} B "
+                     f"{'O_DIRECT ' if direct else ''}write + {op}, thread CPU time, on this "
+                     "storage): per sync; T less S per sleeping commit")
+    lines.append(f"sync_cpu_us = {calls_path:.1f}, sync_side_cpu_us = {calls - calls_path:.1f} "
+                 f"(per sync: min(S, T) on the syncing thread's path up to R, the rest "
+                 f"elsewhere); sleep_cpu_us = {sleep_path:.1f}, sleep_side_cpu_us = "
+                 f"{sleep - sleep_path:.1f} (per sleeping commit: T - S, on its path what R "
+                 f"leaves); wakeup_us = {fields['wakeup_us']:.1f} (R beyond T)")
     fields["cpu_us_per_trx_sleeping"] = round(cpu0, 3)
     cl0 = idle.client["client_cpu"]["cpu_us_per_trx"]
     fields["client_cpu_us_per_trx_sleeping"] = round(cl0, 3)
@@ -330,6 +353,22 @@ def dblwr_share(measured) -> tuple[float, str] | None:
                    "re-initialised pages written straight to their files)")
 
 
+def redo_call_cpu_us(base: Path, flavor_name: str | None) -> float | None:
+    """The CPU of one redo-sized write and its sync on this storage, as the flavor makes
+    them (probe.sync_call_cpu_us in a probe file of ours under base); None if the probe
+    cannot run there."""
+    from ..measure.probe import sync_call_cpu_us
+    from ..simulator.flavors import get_flavor
+    from ..simulator.redo import LOG_WRITE_MAX_SIZE
+
+    fl = get_flavor(flavor_name or "mariadb-10.11")
+    try:
+        return sync_call_cpu_us(str(base), "fdatasync" if fl.use_fdatasync(None) else "fsync",
+                                LOG_WRITE_MAX_SIZE, fl.redo_is_direct(1, None))
+    except InnoflushError:
+        return None
+
+
 def calibration_profile(opts, plans, base: Path, warnings: list[str], progress, emulation,
                         name: str, title: str | None, emu: dict | None, storage=None):
     """Measure the calibration runs and build the workload profile from them; returns
@@ -365,7 +404,9 @@ def calibration_profile(opts, plans, base: Path, warnings: list[str], progress, 
     host = None
     if synced is not None and storage is not None:
         idle = next(m for m in measured if m.plan.connections == synced.plan.connections)
-        fields, lines = host_costs(idle, synced, storage, server["sim_flavor"])
+        call_cpu_us = redo_call_cpu_us(base, server["sim_flavor"])
+        fields, lines = host_costs(idle, synced, storage, server["sim_flavor"],
+                                   call_cpu_us)
         host = {"fields": fields, "derivation": lines, "storage_profile": storage.name,
                 "run": {"connections": synced.plan.connections, "commits": synced.wr.commits,
                         "tps": round(synced.wr.tps, 2),

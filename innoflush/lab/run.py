@@ -529,11 +529,12 @@ def predict(config, workload, profile, run_s: float, seed: int = 1,
                     warmup_s=max(SIM_WARMUP_S, warmup_s))
 
 
-def sim_config(facts, cores: int):
+def sim_config(facts, cores: int, datadir: str | os.PathLike | None = None):
     """The simulator ServerConfig of the read-back settings: the advisor's
     ``config_from_facts``, with innodb_max_dirty_pages_pct_lwm and
     innodb_adaptive_flushing_lwm as the server has them (config_from_facts reads an lwm
-    of 0 — MariaDB's default, "no pre-flushing" — as 10)."""
+    of 0 — MariaDB's default, "no pre-flushing" — as 10), and the CPUs that take the
+    completion interrupts of the storage under `datadir` (``io_completion_cores``)."""
     from dataclasses import replace
 
     from ..advisor.fit import config_from_facts
@@ -547,10 +548,26 @@ def sim_config(facts, cores: int):
             continue
         if 0 <= value <= 99 and value != getattr(config, name):
             changes[name] = value
+    io_cores = storage_completion_cores(datadir) if datadir is not None else None
+    if io_cores is not None and io_cores < cores:
+        changes["io_completion_cores"] = io_cores
+        notes = notes + [f"io_completion_cores = {io_cores} (the storage's disks have "
+                         f"{io_cores} hardware queue(s): their completion interrupts, and "
+                         "the threads that sleep on them, run on that many of the "
+                         f"{cores} cores)"]
     if changes:
         config = replace(config, **changes)
         config.validate()
     return config, notes
+
+
+def storage_completion_cores(path: str | os.PathLike) -> int | None:
+    from ..measure.facts import completion_cores, gather_facts
+
+    try:
+        return completion_cores(gather_facts(str(path)))
+    except Exception:  # noqa: BLE001 - sysfs facts are optional
+        return None
 
 
 # ---- the backends ----------------------------------------------------------------------------
@@ -1140,7 +1157,7 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress,
     say("simulating the same configuration")
     cores = os.cpu_count() or 1
     derived, lines = m.derive()
-    config, cfg_notes = sim_config(m.facts, cores)
+    config, cfg_notes = sim_config(m.facts, cores, workdir.parent)
     lines += [f"cpu_cores = {cores} (this host)"] + cfg_notes
     if calibrated is not None:
         workload = workload_for(calibrated, plan.connections)

@@ -241,7 +241,7 @@ def run_cell(opts: LabOptions, plan: RunPlan, workdir: Path, device: str, profil
     if progress:
         progress(plan, "simulating the same configuration")
     cores = os.cpu_count() or 1
-    config, cfg_notes = sim_config(m.facts, cores)
+    config, cfg_notes = sim_config(m.facts, cores, workdir.parent)
     rtt_ms = commit_base if commit_base is not None else m.rtt["wall_us"] / 1e3
     measured = _cell_measured(m)
     wl = replace(workload, connections=plan.connections)

@@ -19,7 +19,8 @@ The facts dict (also the ``facts`` object of ``innoflush measure --json``):
   followed through ``slaves/``), each {``name``, ``model``, ``vendor``, ``serial``,
   ``rotational`` (bool), ``write_cache`` ("write back" / "write through"), ``fua`` (bool),
   ``logical_block_size``, ``physical_block_size``, ``cache_type``, ``virtual`` (bool:
-  virtio/Xen, whose ``rotational`` means nothing)}.
+  virtio/Xen, whose ``rotational`` means nothing), ``hw_queues`` (blk-mq hardware
+  queues: how many CPUs take its completion interrupts)}.
 - ``disks_note``: why ``disks`` is empty or how it was found, else null.
 - ``o_direct``: {``supported``: bool or null, ``reason``: str or null} (filled by the probe).
 - ``kernel``, ``cpu_model``, ``cpu_count``, ``hostname``.
@@ -163,7 +164,27 @@ def disk_facts(name: str, sys_root: Path = SYS) -> dict:
         "physical_block_size": _read_int(q / "physical_block_size"),
         "cache_type": cache_type,
         "virtual": _is_virtual_disk(name, vendor),
+        "hw_queues": _hw_queues(base),
     }
+
+
+def _hw_queues(base: Path) -> int | None:
+    """blk-mq hardware queues of a disk (/sys/block/NAME/mq/N): each has its completion
+    interrupt, taken by one CPU at a time."""
+    try:
+        return sum(1 for e in (base / "mq").iterdir() if e.name.isdigit()) or None
+    except OSError:
+        return None
+
+
+def completion_cores(facts: dict) -> int | None:
+    """How many CPUs take the completion interrupts of the storage's disks: the fewest
+    hardware queues among them, at most the CPU count; None when unknown."""
+    queues = [d.get("hw_queues") for d in facts.get("disks") or []]
+    if not queues or any(q is None for q in queues):
+        return None
+    cpus = facts.get("cpu_count") or os.cpu_count() or 1
+    return max(1, min(min(queues), cpus))
 
 
 def _leaf_disks(name: str, sys_root: Path, seen: set[str]) -> list[str]:

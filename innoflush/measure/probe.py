@@ -467,3 +467,39 @@ def memory_fs_warning(fs_type: str | None) -> str | None:
         return (f"{fs_type} is memory, not a device: fsync is a no-op there and the figures "
                 "say nothing about any disk")
     return None
+
+
+# ---- what the calls cost the CPU -------------------------------------------------------
+def sync_call_cpu_us(directory: str, op: str = "fdatasync", size: int = 4096,
+                     direct: bool = True, ops: int = 1000) -> float | None:
+    """The CPU time the calling thread spends in one write of `size` bytes and its sync
+    (median of five rounds of ops/5), in a probe file of ours: what a redo write and
+    sync cost the thread that makes them, besides the device's latency. (The loop's
+    own Python overhead, about a microsecond, is included.) None when the directory
+    refuses O_DIRECT or the call fails (full disk, read-only): the caller does without."""
+    sync_call = _SYNC_CALLS[op]
+    region = 256 * size
+    check_directory(directory)
+    with ProbeFiles(directory, 1, region) as files:
+        try:
+            files.create()
+            fd = files.open(0, os.O_DIRECT if direct else 0)
+        except (OSError, InnoflushError):
+            return None
+        buf = _aligned_buffer(size)
+        rounds: list[float] = []
+        try:
+            offset = 0
+            per = max(1, ops // 5)
+            for _ in range(5):
+                rec = _JobRecord()
+                c0 = time.thread_time_ns()
+                offset = _job_loop(fd, buf, size, region, offset, sync_call, None, per,
+                                   None, rec)
+                rounds.append((time.thread_time_ns() - c0) / per / 1e3)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+            buf.close()
+    return float(np.median(rounds))

@@ -128,6 +128,10 @@ def _row(cfg: ServerConfig, wl: Workload, runs, summary) -> dict:
               help="innodb_flush_log_at_timeout, seconds.")
 @click.option("--cpu-cores", type=int, default=_S.cpu_cores, show_default=True,
               help="Server CPU cores.")
+@click.option("--io-cores", "io_cores", type=int, default=None,
+              help="CPUs that take the data device's completion interrupts (its hardware "
+                   "queues; e.g. 1 for a single-queue virtio disk). Threads that sleep on a "
+                   "sync every commit run there. Default: all of them.")
 @click.option("--workload", "workload_file", default=None,
               help="Workload profile: a name saved by `lab calibrate`, or a JSON file "
                    "(its keys as below); options given override it.")
@@ -156,7 +160,7 @@ def _row(cfg: ServerConfig, wl: Workload, runs, summary) -> dict:
 def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog, log_bin,
                      connections, use_fdatasync, io_capacity, io_capacity_max, redo_capacity,
                      buffer_pool, doublewrite, doublewrite_pages, binlog_sync_delay,
-                     flush_log_timeout, cpu_cores, workload_file, cpu_us, client_us,
+                     flush_log_timeout, cpu_cores, io_cores, workload_file, cpu_us, client_us,
                      redo_bytes, binlog_bytes, pages_per_trx, tablespaces, growth_bytes,
                      duration, seed, replications, jobs, as_json, as_csv) -> None:
     """Simulate InnoDB on a device profile: every combination of the listed values.
@@ -181,7 +185,8 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
         innodb_buffer_pool_size=parse_size(buffer_pool), innodb_doublewrite=doublewrite,
         innodb_doublewrite_pages=doublewrite_pages,
         binlog_group_commit_sync_delay=binlog_sync_delay,
-        innodb_flush_log_at_timeout=flush_log_timeout, cpu_cores=cpu_cores)
+        innodb_flush_log_at_timeout=flush_log_timeout, cpu_cores=cpu_cores,
+        io_completion_cores=io_cores)
     wl_fields = _load_workload(workload_file)
     for key, val in (("cpu_us_per_trx", cpu_us), ("client_us_per_trx", client_us),
                      ("redo_bytes_per_trx", redo_bytes and parse_size(redo_bytes)),

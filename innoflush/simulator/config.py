@@ -33,6 +33,9 @@ class ServerConfig:
     innodb_max_dirty_pages_pct_lwm: float = 10.0
     innodb_adaptive_flushing_lwm: float = 10.0
     cpu_cores: int = 2
+    # cores that take the data device's completion interrupts (its hardware queues' CPUs):
+    # threads that sleep on a sync every commit are woken there and stay; None: every core
+    io_completion_cores: int | None = None
 
     def validate(self) -> Flavor:
         flavor = get_flavor(self.flavor)
@@ -58,6 +61,9 @@ class ServerConfig:
             raise UsageError("cpu_cores must be >= 1")
         if self.innodb_doublewrite_pages is not None and self.innodb_doublewrite_pages < 1:
             raise UsageError("innodb_doublewrite_pages must be >= 1")
+        if self.io_completion_cores is not None and not \
+                1 <= self.io_completion_cores <= self.cpu_cores:
+            raise UsageError("io_completion_cores must be between 1 and cpu_cores")
         return flavor
 
     def to_dict(self) -> dict:
@@ -100,6 +106,8 @@ class Workload:
     client_cpu_us_per_trx_sleeping: float = 0.0
     sync_cpu_us: float = 0.0       # CPU per redo/binlog sync on the syncing thread's path
     sync_side_cpu_us: float = 0.0  # further CPU per sync, off that path
+    sleep_cpu_us: float = 0.0      # CPU per commit that sleeps on a sync, on its path
+    sleep_side_cpu_us: float = 0.0  # further CPU per such commit, off that path
     wakeup_us: float = 0.0         # from the event a thread slept on to it running again
 
     def validate(self) -> None:
@@ -107,8 +115,8 @@ class Workload:
             raise UsageError("connections must be >= 1")
         for f in ("cpu_us_per_trx", "client_us_per_trx", "client_cpu_us_per_trx",
                   "pages_dirtied_per_trx", "growth_bytes_per_trx", "sync_cpu_us",
-                  "sync_side_cpu_us", "wakeup_us", "cpu_us_per_trx_sleeping",
-                  "client_cpu_us_per_trx_sleeping"):
+                  "sync_side_cpu_us", "sleep_cpu_us", "sleep_side_cpu_us", "wakeup_us",
+                  "cpu_us_per_trx_sleeping", "client_cpu_us_per_trx_sleeping"):
             if getattr(self, f) < 0:
                 raise UsageError(f"{f} must be >= 0")
         if self.client_cpu_us_per_trx > self.client_us_per_trx:

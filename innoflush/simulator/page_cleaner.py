@@ -14,6 +14,7 @@ import math
 from collections import deque
 
 from .flavors import PAGE_BYTES
+from .redo import log_flush_for_page_write
 
 # page_cleaner_flush_pages_recommendation: pages_for_lsn looks this many seconds of
 # redo ahead of the oldest modification (buf_flush_lsn_scan_factor).
@@ -210,6 +211,7 @@ def dblwr_instance(srv, state: dict):
 def flush_segment(srv, k: int, oldest_lsn: int):
     fl = srv.flavor
     method = srv.config.innodb_flush_method
+    yield from log_flush_for_page_write(srv)
     if srv.config.innodb_doublewrite:
         # pages re-initialised since their last write go straight to their file (their
         # redo rebuilds them: MariaDB's buf_page_t::flush); the rest are doublewritten

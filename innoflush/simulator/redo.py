@@ -81,33 +81,45 @@ def log_writer(srv):
 
 
 def log_flusher(srv):
-    """MySQL 8.0's log_flusher: on every write for trx_commit=1, else once per timeout."""
+    """MySQL 8.0's log_flusher: on every write for trx_commit=1, else once per timeout —
+    or at once for a page write that needs its redo durable (the write-ahead rule)."""
+    env = srv.env
+    tick = env.now + srv.config.innodb_flush_log_at_timeout
     while True:
         if srv.trx_commit == 1:
             if srv.flushed_lsn >= srv.write_lsn:
-                srv.flusher_wakeup = srv.env.event()
+                srv.flusher_wakeup = env.event()
                 yield srv.flusher_wakeup
                 if srv.lsn > srv.write_lsn:  # the writer has more: it may finish meanwhile
-                    yield srv.env.timeout(FLUSHER_NOTICE_S)
+                    yield env.timeout(FLUSHER_NOTICE_S)
                 continue
         else:
-            yield srv.env.timeout(srv.config.innodb_flush_log_at_timeout)
+            if not srv.redo_flush_requested:
+                srv.flusher_wakeup = env.event()
+                yield env.any_of([env.timeout(max(0.0, tick - env.now)), srv.flusher_wakeup])
+            if env.now >= tick:
+                tick = env.now + srv.config.innodb_flush_log_at_timeout
+            if srv.redo_flush_requested:
+                upto, srv.redo_flush_requested = srv.redo_flush_requested, 0
+                while srv.write_lsn < upto:  # the writer is at it: sync what it wrote
+                    yield srv.written_event
             if srv.flushed_lsn >= srv.write_lsn:
                 continue
         yield from redo_sync(srv, srv.write_lsn)
 
 
-def log_write_up_to(srv, upto: int, flush: bool, on_cpu: bool = False):
+def log_write_up_to(srv, upto: int, flush: bool, on_cpu=None):
     """Wait until the redo is written (and synced, if flush) up to `upto`.
 
     With writer threads this only waits for them. Without, the caller becomes the group
     commit leader when nobody else is at it, as in MySQL 5.7 / MariaDB log_write_up_to.
-    on_cpu: the caller still holds the core it ran its transaction on; a leader makes
-    its write and sync calls from it, anyone who blocks gives it up.
+    on_cpu: the pool of the core the caller still holds (the one it ran its transaction
+    on), or None; a leader makes its write and sync calls from it, anyone who blocks
+    gives it up.
     """
     if srv.flavor.redo_writer_threads:
         if on_cpu:
-            srv.cpu_release()
+            srv.cpu_release(on_cpu)
         # The log_writer/log_flusher threads do the work; a commit only wakes and waits.
         # (A flush request only comes with trx_commit=1, when the flusher runs on demand.)
         if srv.writer_wakeup is not None and not srv.writer_wakeup.triggered:
@@ -119,8 +131,8 @@ def log_write_up_to(srv, upto: int, flush: bool, on_cpu: bool = False):
     while (srv.flushed_lsn if flush else srv.write_lsn) < upto:
         if srv.redo_leader_busy:
             if on_cpu:
-                srv.cpu_release()
-                on_cpu = False
+                srv.cpu_release(on_cpu)
+                on_cpu = None
             # asleep until the leader releases the group; whoever is still not covered
             # then becomes the next leader, a wake-up later (group_commit_lock)
             yield srv.flushed_event if flush else srv.written_event
@@ -136,19 +148,43 @@ def log_write_up_to(srv, upto: int, flush: bool, on_cpu: bool = False):
         if on_cpu:
             if pre:
                 yield from srv.still_on_cpu(pre)
-            srv.cpu_release()
-            on_cpu = False
+            srv.cpu_release(on_cpu)
+            on_cpu = None
         elif pre:  # a woken follower that became the leader
-            yield from srv.on_cpu(pre)
+            yield from srv.on_cpu(pre, pool=srv.server_cpu)
         if srv.write_lsn < target:
             yield from redo_write(srv, target)
         if flush and srv.flushed_lsn < target:
             yield from redo_sync(srv, target, pre_cpu=False)
         srv.redo_leader_busy = False
-        # wake anyone who queued for the other event kind
+        # wake anyone who queued for the other event kind: a write-only leader leaves
+        # the group to whoever needs a sync (a page write, a checkpoint)
         srv.mark_written()
+        if not flush:
+            srv.mark_flushed(srv.flushed_lsn)
     if on_cpu:
-        srv.cpu_release()
+        srv.cpu_release(on_cpu)
+
+
+def log_flush_for_page_write(srv):
+    """The write-ahead rule (buf_page_t::flush, buf_flush_write_block_low): a page is
+    written only once the redo up to its newest modification is durable. A flush batch
+    holds pages modified a moment ago (index roots, the tablespace header, hot leaves),
+    so unless commits keep the redo synced the batch waits for a sync of all of it."""
+    upto = srv.lsn
+    if srv.flushed_lsn >= upto:
+        return
+    srv.count("page_write_log_flushes")
+    if not srv.flavor.redo_writer_threads:
+        yield from log_write_up_to(srv, upto, flush=True)
+        return
+    srv.redo_flush_requested = max(srv.redo_flush_requested, upto)
+    if srv.writer_wakeup is not None and not srv.writer_wakeup.triggered:
+        srv.writer_wakeup.succeed()
+    if srv.flusher_wakeup is not None and not srv.flusher_wakeup.triggered:
+        srv.flusher_wakeup.succeed()
+    while srv.flushed_lsn < upto:
+        yield srv.flushed_event
 
 
 def srv_master_log_flush(srv):
@@ -168,28 +204,30 @@ def srv_master_log_flush(srv):
 
 
 def log_checkpointer(srv):
-    """Advance the checkpoint once per interval, or at once when users wait for redo space."""
+    """Advance the checkpoint once per interval, or at once when users wait for redo space.
+    MariaDB's page cleaner checkpoints after each of its passes itself: there this thread
+    only answers the users' requests."""
     interval = srv.flavor.checkpoint_interval_s
     while True:
         srv.checkpoint_request = srv.env.event()
-        yield srv.env.any_of([srv.env.timeout(interval), srv.checkpoint_request])
+        if srv.flavor.mariadb_page_cleaner:
+            yield srv.checkpoint_request
+        else:
+            yield srv.env.any_of([srv.env.timeout(interval), srv.checkpoint_request])
         yield from log_checkpoint(srv)
 
 
 def log_checkpoint(srv):
     target = min(srv.oldest_dirty_lsn(), srv.flushed_lsn)
-    if srv.flavor.mariadb_page_cleaner and not srv.redo_leader_busy:
-        # log_checkpoint_low: the redo is made durable up to the oldest dirty page first
-        # (log_write_up_to(oldest, true)) — an extra sync when trx_commit is 0 or 2
+    if srv.flavor.mariadb_page_cleaner:
         oldest = srv.oldest_dirty_lsn()
-        if srv.flushed_lsn < oldest and not srv.redo_write_through:
-            if srv.write_lsn < oldest:
-                srv.redo_leader_busy = True
-                yield from redo_write(srv, oldest)
-                srv.redo_leader_busy = False
-                srv.mark_written()
-            # the sync holds only the flush lock: commits that need no sync go on
-            yield from redo_sync(srv, oldest)
+        if oldest <= srv.checkpoint_lsn:
+            return
+        # log_checkpoint_low: the FILE_CHECKPOINT record is appended and the redo made
+        # durable up to it — to the current end of the log, an extra sync whenever commits
+        # do not sync themselves (trx_commit 0 and 2)
+        if srv.flushed_lsn < srv.lsn and not srv.redo_write_through:
+            yield from log_write_up_to(srv, srv.lsn, flush=True)
         target = min(oldest, srv.flushed_lsn)
     if target <= srv.checkpoint_lsn:
         return

@@ -39,6 +39,15 @@ class Semaphore:
             self.free -= k
             ev.succeed()
 
+    def withdraw(self, ev) -> bool:
+        """Give up a pending acquire; False if it was granted meanwhile (then the slot is
+        the caller's)."""
+        for i, (_k, waiting) in enumerate(self.waiters):
+            if waiting is ev:
+                del self.waiters[i]
+                return True
+        return False
+
     @property
     def in_use(self) -> int:
         return self.capacity - self.free

@@ -12,6 +12,7 @@ from .binlog import BinlogGroup, binlog_enqueue, binlog_flush_stage, binlog_sync
 from .config import ServerConfig, Workload
 from .device import Device
 from .flavors import PAGE_BYTES
+from .mariadb_page_cleaner import buf_flush_ahead, mariadb_page_cleaner
 from .page_cleaner import FlushList, page_cleaner
 from .redo import (
     log_checkpointer,
@@ -21,6 +22,10 @@ from .redo import (
     srv_master_log_flush,
 )
 from .semaphore import Semaphore
+
+# sched_migration_cost_ns (Linux, 0.5 ms): a task that ran more recently than this is
+# cache-hot, and the load balancer leaves it on its run queue
+MIGRATION_COST_S = 500e-6
 
 
 class Server:
@@ -34,6 +39,17 @@ class Server:
         self.rng = np.random.default_rng(seed)
         self.device = Device(env, profile, self.rng, queue_depth)
         self.cpu = Semaphore(env, config.cpu_cores)
+        self.server_cpu = self.cpu
+        io_cores = config.io_completion_cores
+        if (io_cores and io_cores < config.cpu_cores
+                and (config.innodb_flush_log_at_trx_commit == 1
+                     or (config.log_bin and config.sync_binlog > 0))):
+            # Every commit sleeps on a device completion, and the woken thread runs where
+            # the interrupt was taken (wake-affine); the scheduler then leaves these
+            # cache-hot threads there: the server's connection threads share the
+            # completion cores, the clients and the background work get the others.
+            self.server_cpu = Semaphore(env, io_cores)
+            self.cpu = Semaphore(env, config.cpu_cores - io_cores)
         self.counters: Counter = Counter()
 
         method = config.innodb_flush_method
@@ -48,11 +64,14 @@ class Server:
         self.sync_cpu_half_s = workload.sync_cpu_us * 0.5e-6
         self.sync_side_cpu_s = workload.sync_side_cpu_us * 1e-6
         self.wakeup_s = workload.wakeup_us * 1e-6
+        self.sleep_cpu_s = workload.sleep_cpu_us * 1e-6
+        self.sleep_side_cpu_s = workload.sleep_side_cpu_us * 1e-6
 
         # redo state (LSNs in bytes)
         self.lsn = self.write_lsn = self.flushed_lsn = self.checkpoint_lsn = 0
         self.unsynced_redo_bytes = 0
         self.redo_leader_busy = False
+        self.redo_flush_requested = 0   # an LSN a page write waits to see durable
         self.written_event = env.event()
         self.flushed_event = env.event()
         self.checkpoint_event = env.event()
@@ -84,6 +103,12 @@ class Server:
         self.flush_list = FlushList()
         self.inflight_lsns: list[int] = []   # oldest LSN of each segment being written
         self.avg_page_rate = 0.0
+        # MariaDB: the flush targets its mini-transactions ask for (buf_flush_async_lsn,
+        # buf_flush_sync_lsn) and its cleaner's idle state
+        self.flush_ahead = fl.mariadb_page_cleaner
+        self.async_flush_target = self.sync_flush_target = 0
+        self.cleaner_idle = True
+        self.cleaner_wakeup = None
         self.unflushed: dict[int, int] = {}
         self.dirty_carry = 0.0
         self.dblwr_carry = 0.0
@@ -152,17 +177,31 @@ class Server:
         del draws[-k:]
         return files
 
-    def on_cpu(self, seconds: float, keep: bool = False):
+    def on_cpu(self, seconds: float, keep: bool = False, pool: Semaphore | None = None):
         """Run for `seconds` on one of the cores (FIFO when all are busy); with keep the
-        thread goes on running afterwards: the core stays taken until cpu_release()."""
-        ev = self.cpu.acquire()
+        thread goes on running afterwards: the core stays taken until cpu_release() of
+        the pool returned. pool: the cores the thread may run on (default: the general
+        ones)."""
+        pool = pool or self.cpu
+        ev = pool.acquire()
         if ev is not None:
-            yield ev
+            if pool is self.cpu:
+                yield ev
+            else:
+                # A thread queued behind the completion cores is cache-hot there; once it
+                # has waited sched_migration_cost the load balancer lets a free core pull it.
+                yield ev | self.env.timeout(MIGRATION_COST_S)
+                if not ev.triggered and pool.withdraw(ev):
+                    pool = self.cpu
+                    ev = pool.acquire()
+                    if ev is not None:
+                        yield ev
         yield self.env.timeout(seconds)
         if not keep:
-            self.cpu.release()
+            pool.release()
         if self.measuring:
             self.cpu_busy_s += seconds
+        return pool
 
     def still_on_cpu(self, seconds: float):
         """More work for a thread that holds its core (no queueing)."""
@@ -170,9 +209,10 @@ class Server:
         if self.measuring:
             self.cpu_busy_s += seconds
 
-    def cpu_release(self) -> None:
-        """The thread holding a core blocks (on I/O, on a lock): the core is free."""
-        self.cpu.release()
+    @staticmethod
+    def cpu_release(pool: Semaphore) -> None:
+        """A thread holding a core of `pool` (on_cpu's keep) blocks: the core is free."""
+        pool.release()
 
     def woken(self):
         """A thread that slept on an event runs again after the host's wake-up."""
@@ -185,7 +225,7 @@ class Server:
         device, the wake-up when the device completes, then the second half — for which
         the woken thread queues for a core like any other."""
         if pre_cpu and self.sync_cpu_half_s:
-            yield from self.on_cpu(self.sync_cpu_half_s)
+            yield from self.on_cpu(self.sync_cpu_half_s, pool=self.server_cpu)
         yield from self.device.sync(op, size, direct)
         if self.sync_side_cpu_s:
             self.env.process(self.on_cpu(self.sync_side_cpu_s))
@@ -193,7 +233,7 @@ class Server:
             yield self.env.timeout(self.wakeup_s)
         if self.sync_cpu_half_s:
             # a woken thread queues behind the statements of the running ones
-            yield from self.on_cpu(self.sync_cpu_half_s)
+            yield from self.on_cpu(self.sync_cpu_half_s, pool=self.server_cpu)
 
     def flush_unflushed_spaces(self):
         """fil_flush_file_spaces: one sync per tablespace written since its last sync."""
@@ -234,11 +274,17 @@ class Server:
         log_bin = self.config.log_bin
         trx_commit = self.trx_commit
         cpu_us, client_cpu_us = wl.cpu_us_per_trx, wl.client_cpu_us_per_trx
-        if trx_commit == 1 or (log_bin and self.config.sync_binlog > 0):
+        sleeps = trx_commit == 1 or (log_bin and self.config.sync_binlog > 0)
+        if sleeps:
             # every commit sleeps on a sync: the threads go idle and are woken each
             # time, which costs what one connection's transactions cost
             cpu_us = max(cpu_us, wl.cpu_us_per_trx_sleeping)
             client_cpu_us = max(client_cpu_us, wl.client_cpu_us_per_trx_sleeping)
+        # what a commit's own sleep on the sync costs (leader or not: switched out and
+        # back in, woken), on top of the sync calls' CPU its group shares
+        server_cpu = self.server_cpu
+        sleep_s = self.sleep_cpu_s if sleeps else 0.0
+        sleep_side_s = self.sleep_side_cpu_s if sleeps else 0.0
         cpu_s = cpu_us * 1e-6
         client_cpu_s = client_cpu_us * 1e-6
         # the time outside both CPUs (the wire) is what the workload says it is
@@ -267,13 +313,17 @@ class Server:
                 if i == n - 1 and self.checkpoint_age() >= self.stop_age:
                     yield from self.log_free_check()
                 if cpu_s:
-                    yield from self.on_cpu(cpu_s, keep=hold and i == n - 1)
-            on_cpu = hold
+                    held = yield from self.on_cpu(cpu_s, keep=hold and i == n - 1,
+                                                  pool=server_cpu)
+            # the core the committing thread still holds (None: it holds none)
+            on_cpu = held if hold else None
             # the transaction's mini-transactions: redo appended, pages dirtied
             self.lsn += wl.redo_bytes_per_trx
             lsn = self.lsn
             if self.lsn - self.checkpoint_lsn > self.max_age:
                 self.max_age = self.lsn - self.checkpoint_lsn
+            if self.flush_ahead and lsn - self.checkpoint_lsn > self.async_flush_age:
+                buf_flush_ahead(self, lsn)
             self.dirty_carry += wl.pages_dirtied_per_trx
             if self.dirty_carry >= 1.0:
                 k = int(self.dirty_carry)
@@ -284,8 +334,8 @@ class Server:
             if self.growth_carry >= wl.extend_bytes:
                 self.growth_carry -= wl.extend_bytes
                 if on_cpu:
-                    self.cpu_release()
-                    on_cpu = False
+                    self.cpu_release(on_cpu)
+                    on_cpu = None
                 yield from self.fsp_extend()
             # commit
             t1 = env.now
@@ -300,6 +350,10 @@ class Server:
                 if redo_at_prepare and trx_commit in (1, 2):
                     yield from log_write_up_to(self, lsn, flush=trx_commit == 1)
                 yield binlog_enqueue(self, lsn, wl.binlog_bytes_per_trx)
+            if sleep_side_s:
+                env.process(self.on_cpu(sleep_side_s, pool=server_cpu))
+            if sleep_s:
+                yield from self.on_cpu(sleep_s, pool=server_cpu)
             counters["commits"] += 1
             if self.commits_done is not None and counters["commits"] >= self.commit_target:
                 if not self.commits_done.triggered:
@@ -318,7 +372,8 @@ class Server:
         else:
             env.process(srv_master_log_flush(self))
         env.process(log_checkpointer(self))
-        env.process(page_cleaner(self))
+        env.process(mariadb_page_cleaner(self) if fl.mariadb_page_cleaner
+                    else page_cleaner(self))
         if self.config.log_bin:
             env.process(binlog_flush_stage(self))
             if fl.redo_sync_in_binlog_flush_stage:
