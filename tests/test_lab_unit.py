@@ -537,3 +537,16 @@ def test_commit_base_of_a_sleeping_commit_is_at_least_one_connections():
     assert commit_base_ms(wp, 2, sleeping=True) == 0.09     # its threads sleep and wake
     assert commit_base_ms(wp, 16, sleeping=True) == 0.7     # the larger one
     assert commit_base_ms(wp, 3) == 0.02                    # the nearest count
+
+
+def test_start_state_from_mariadb_and_mysql_status():
+    from innoflush.lab.run import start_state
+
+    assert start_state({"Innodb_checkpoint_age": 3113905,
+                        "Innodb_buffer_pool_pages_dirty": 212}) == \
+        {"checkpoint_age": 3113905, "dirty_pages": 212}
+    assert start_state({"Innodb_redo_log_current_lsn": 5000, "Innodb_redo_log_checkpoint_lsn": 1000,
+                        "Innodb_buffer_pool_pages_dirty": 7}) == \
+        {"checkpoint_age": 4000, "dirty_pages": 7}
+    assert start_state({"Innodb_buffer_pool_pages_dirty": 7}) is None
+    assert start_state({"Innodb_checkpoint_age": "x", "Innodb_buffer_pool_pages_dirty": 7}) is None

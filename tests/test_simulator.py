@@ -322,6 +322,19 @@ def test_a_sleeping_commits_cost_is_per_commit_the_calls_per_sync():
     assert per_commit == pytest.approx(50 + 400, rel=0.1)
 
 
+def test_a_server_started_with_redo_and_dirty_pages_reaches_the_async_point_sooner():
+    from innoflush.simulator import ServerStart
+
+    wl = with_(REDO_HEAVY, redo_bytes_per_trx=512, cpu_us_per_trx=200)
+    empty = simulate(MARIADB_LWM0, wl, PLP, duration_s=1.0, warmup_s=0.0)
+    start = ServerStart(checkpoint_age=10 * 1024 * 1024, dirty_pages=300)
+    loaded = simulate(MARIADB_LWM0, wl, PLP, duration_s=1.0, warmup_s=0.0, start=start)
+    assert empty.status.get("Innodb_pages_written", 0) == 0
+    assert loaded.status["Innodb_pages_written"] > 0
+    with pytest.raises(Exception, match="negative"):
+        simulate(MARIADB_LWM0, wl, PLP, duration_s=0.1, start=ServerStart(-1, 0))
+
+
 def test_o_dsync_syncs_no_redo_with_fsync_calls():
     r = run(ServerConfig(innodb_flush_method="O_DSYNC", log_bin=False), Workload(connections=2))
     assert r.status["Innodb_os_log_fsyncs"] == 0

@@ -517,16 +517,39 @@ def predicted_figures(r, commit_round_trip_ms: float = 0.0) -> dict:
             "notes": list(r.notes)}
 
 
+def start_state(status: dict) -> dict | None:
+    """The server's redo since its last checkpoint and its dirty pages, from SHOW GLOBAL
+    STATUS (MariaDB: Innodb_checkpoint_age; MySQL 8.0.30+: the redo LSNs); None when it
+    does not tell."""
+    def num(name):
+        try:
+            return int(status[name])
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    age = num("Innodb_checkpoint_age")
+    if age is None:
+        cur, ckpt = num("Innodb_redo_log_current_lsn"), num("Innodb_redo_log_checkpoint_lsn")
+        if cur is None or ckpt is None:
+            cur, ckpt = num("Innodb_lsn_current"), num("Innodb_lsn_last_checkpoint")
+        age = cur - ckpt if cur is not None and ckpt is not None else None
+    dirty = num("Innodb_buffer_pool_pages_dirty")
+    if age is None or dirty is None or age < 0 or dirty < 0:
+        return None
+    return {"checkpoint_age": age, "dirty_pages": dirty}
+
+
 def predict(config, workload, profile, run_s: float, seed: int = 1,
-            warmup_s: float = 0.0):
+            warmup_s: float = 0.0, start: dict | None = None):
     """simulate() on the profile over the run's own timeline — its warm-up, then its
     measured seconds (at least SIM_WARMUP_S and SIM_MIN_S) — since what the page cleaner
     does depends on how long the server has been loaded (MariaDB's sleeps until the
     checkpoint age reaches its async point). Returns the SimResult."""
-    from ..simulator import simulate
+    from ..simulator import ServerStart, simulate
 
     return simulate(config, workload, profile, duration_s=max(SIM_MIN_S, run_s), seed=seed,
-                    warmup_s=max(SIM_WARMUP_S, warmup_s))
+                    warmup_s=max(SIM_WARMUP_S, warmup_s),
+                    start=ServerStart(**start) if start else None)
 
 
 def sim_config(facts, cores: int, datadir: str | os.PathLike | None = None):
@@ -883,6 +906,7 @@ class Measured:
     advisor: object = None
     emulation: dict | None = None
     extensions: dict | None = None
+    start: dict | None = None         # start_state(): before the warm-up
 
     @property
     def client(self) -> dict:
@@ -904,7 +928,7 @@ class Measured:
                 "server_cpu_split": self.split,
                 "machine_cpu_busy": self.usage["busy"] if self.usage else None,
                 "machine_cpu": self.usage, "runq_wait": self.runq, "loopback": self.rtt,
-                "files": self.files}
+                "files": self.files, "start_state": self.start}
 
     def round_trip(self) -> tuple[float, str]:
         """The per-statement wait outside both CPUs (µs), and where it came from."""
@@ -1024,6 +1048,7 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
                                         plan.connections, is_local=opts.backend == "local")
                 advisor.start()
 
+        start = start_state(_status_snapshot(session).status)
         say("starting the client processes"
             + (f" ({spec.warmup_s:g} s of warm-up first)" if spec.warmup_s else ""))
         try:
@@ -1130,7 +1155,7 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
                     mismatch=mismatch, observed=observed, iv=iv, wr=wr, rtt=rtt, pid=pid,
                     port=port, server_cpu_s=server_cpu_s, split=split, files=files,
                     usage=usage, runq=runq, notes=notes, advisor=advisor, emulation=emu,
-                    extensions=watch.result() if watch is not None else None)
+                    extensions=watch.result() if watch is not None else None, start=start)
 
 
 def workload_for(base_workload, connections: int):
@@ -1166,7 +1191,7 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress,
     else:
         workload, wl_lines, source = derived, lines, "derived"
     sim = predict(config, workload, profile, opts.duration_s, seed=opts.seed,
-                  warmup_s=opts.warmup_s)
+                  warmup_s=opts.warmup_s, start=m.start)
     base = commit_base_ms if commit_base_ms is not None else m.rtt["wall_us"] / 1e3
     predicted = predicted_figures(sim, base)
     predicted["commit_round_trip_source"] = (

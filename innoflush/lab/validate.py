@@ -200,6 +200,7 @@ def _cell_measured(m) -> dict:
         "data_fsyncs_per_commit": (round(m.iv.deltas.get("Innodb_data_fsyncs", 0)
                                          / o.commits, 4) if o.commits else None),
         "commits_per_redo_sync": o.commits_per_redo_sync,
+        "start_state": m.start,
         "server_cpu_us_per_trx": (round(m.server_cpu_s * 1e6 / m.wr.commits, 2)
                                   if m.server_cpu_s is not None else None),
         "client_cpu_us_per_trx": c["client_cpu"]["cpu_us_per_trx"],
@@ -247,7 +248,7 @@ def run_cell(opts: LabOptions, plan: RunPlan, workdir: Path, device: str, profil
     wl = replace(workload, connections=plan.connections)
     def predicted_with(w):
         return _cell_predicted(predict(config, w, profile, opts.duration_s, seed=opts.seed,
-                                       warmup_s=opts.warmup_s), rtt_ms)
+                                       warmup_s=opts.warmup_s, start=m.start), rtt_ms)
 
     predicted = predicted_with(wl)
     derived, lines = m.derive()

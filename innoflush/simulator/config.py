@@ -147,6 +147,22 @@ class Workload:
         return cls(**d)
 
 
+@dataclass(frozen=True)
+class ServerStart:
+    """The state a simulated server starts in: what a real one had when its load began
+    (the lab reads it before the warm-up: the preload's redo and dirty pages)."""
+
+    checkpoint_age: int = 0     # redo bytes written since the last checkpoint
+    dirty_pages: int = 0        # pages in the flush list, spread over that redo
+
+    def validate(self) -> None:
+        if self.checkpoint_age < 0 or self.dirty_pages < 0:
+            raise UsageError("a server's start state cannot be negative")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
 def with_(obj, **changes):
     """dataclasses.replace, re-exported so callers need not import dataclasses."""
     return replace(obj, **changes)

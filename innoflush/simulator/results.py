@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..profiles import DeviceProfile
-from .config import ServerConfig, Workload
+from .config import ServerConfig, ServerStart, Workload
 from .server import Server
 
 # SHOW GLOBAL STATUS names each flavor reports; the rest of the counters are ours.
@@ -76,11 +76,14 @@ def _latency_ms(values: list[float]) -> dict:
 
 def simulate(config: ServerConfig, workload: Workload, profile: DeviceProfile,
              duration_s: float = 10.0, seed: int = 1, warmup_s: float | None = None,
-             queue_depth: int = 32, max_commits: int | None = None) -> SimResult:
+             queue_depth: int = 32, max_commits: int | None = None,
+             start: ServerStart | None = None) -> SimResult:
     """Run the model for warmup + duration simulated seconds; stats cover the duration.
 
     With max_commits the measured part also ends once that many commits are done (a
     cost cap for fast configurations); the result's duration_s is the time it took.
+    start: the state the server starts in (redo since its last checkpoint, dirty pages);
+    default an empty log and a clean buffer pool.
     """
     if duration_s <= 0:
         raise ValueError("duration_s must be positive")
@@ -89,6 +92,8 @@ def simulate(config: ServerConfig, workload: Workload, profile: DeviceProfile,
     if warmup_s is None:
         warmup_s = min(2.0, duration_s * 0.2)
     srv = Server(config, workload, profile, seed, queue_depth)
+    if start is not None:
+        srv.preload(start)
     srv.start()
     if warmup_s > 0:
         srv.env.run(until=warmup_s)

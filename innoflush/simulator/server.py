@@ -136,6 +136,19 @@ class Server:
         self.max_age = 0
         self.cpu_busy_s = 0.0
 
+    def preload(self, start) -> None:
+        """Start from a server that has redo since its last checkpoint and dirty pages
+        (a ServerStart), before start(): the pages spread evenly over that redo."""
+        start.validate()
+        age = int(start.checkpoint_age)
+        self.lsn = self.write_lsn = self.flushed_lsn = age
+        self.checkpoint_lsn = 0
+        pages = int(start.dirty_pages)
+        chunks = min(pages, 16)
+        for i in range(chunks):
+            share = pages // chunks + (1 if i < pages % chunks else 0)
+            self.flush_list.add(max(1, age * (i + 1) // chunks), share)
+
     # ---- small helpers used by the thread functions -------------------------------
     def count(self, name: str, n: int = 1) -> None:
         self.counters[name] += n
