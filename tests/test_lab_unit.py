@@ -97,6 +97,19 @@ def test_derive_workload_extension_step_from_the_polled_file_sizes():
     assert any("no file grew" in x for x in lines)
 
 
+def test_derive_workload_doublewrite_share_from_the_runs_counters():
+    obs = _observed()
+    kw = dict(connections=1, commits=1000, server_cpu_s=0.1, client_cpu_s=0.1,
+              statements_per_trx=2, round_trip_us=0.0, observed=obs, files=None)
+    wl, lines = derive_workload(**kw, deltas={"Innodb_pages_written": 400,
+                                              "Innodb_dblwr_pages_written": 60})
+    assert wl.dblwr_page_share == pytest.approx(0.15)
+    assert any("dblwr_page_share = 0.15" in x for x in lines)
+    wl, lines = derive_workload(**kw, deltas={"Innodb_pages_written": 40,
+                                              "Innodb_dblwr_pages_written": 40})
+    assert wl.dblwr_page_share == 1.0 and any("fewer than 100" in x for x in lines)
+
+
 def test_derive_workload_fallbacks_and_no_commits():
     obs = _observed()
     wl, lines = derive_workload(connections=1, commits=1000, server_cpu_s=None,

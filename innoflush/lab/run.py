@@ -366,7 +366,7 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
                     client_cpu_s: float, statements_per_trx: int, round_trip_us: float,
                     observed, files: dict | None,
                     round_trip_source: str = "SELECT 1 round trip",
-                    extensions: dict | None = None) -> tuple:
+                    extensions: dict | None = None, deltas: dict | None = None) -> tuple:
     """The simulator Workload from measured quantities (none fitted to the TPS).
 
     - ``cpu_us_per_trx`` = server process CPU seconds over the run / commits (all its
@@ -382,7 +382,10 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
     - ``growth_bytes_per_trx`` = bytes those files grew / commits;
     - ``extend_bytes`` = the mean size step of the files while the run went on (when
       ``extensions``, an ``ExtensionWatch`` result, saw any), else the simulator's
-      default.
+      default;
+    - ``dblwr_page_share`` = Innodb_dblwr_pages_written / Innodb_pages_written of the
+      status ``deltas`` when the run wrote 100 pages or more, else the simulator's
+      default (all of them).
 
     Returns (Workload, derivation lines).
     """
@@ -441,6 +444,16 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
     else:
         lines.append(f"extend_bytes = {extend:,} (simulator default"
                      + (": no file grew while polled" if extensions else "") + ")")
+    share = Workload().dblwr_page_share
+    pages = (deltas or {}).get("Innodb_pages_written", 0)
+    if pages >= 100:
+        dblwr = deltas.get("Innodb_dblwr_pages_written", 0)
+        share = round(min(1.0, dblwr / pages), 4)
+        lines.append(f"dblwr_page_share = {share:.3g} (Innodb_dblwr_pages_written {dblwr:,} / "
+                     f"Innodb_pages_written {pages:,})")
+    else:
+        lines.append(f"dblwr_page_share = {share:g} (simulator default: fewer than 100 pages "
+                     "written)")
     wl = Workload(connections=connections, cpu_us_per_trx=round(cpu_us, 3),
                   client_us_per_trx=round(client_us, 3),
                   statements_per_trx=max(1, statements_per_trx),
@@ -449,7 +462,7 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
                   binlog_bytes_per_trx=base.binlog_bytes_per_trx,
                   pages_dirtied_per_trx=base.pages_dirtied_per_trx,
                   tablespaces=tablespaces, growth_bytes_per_trx=round(growth, 3),
-                  extend_bytes=extend)
+                  extend_bytes=extend, dblwr_page_share=share)
     wl.validate()
     return wl, lines
 
@@ -950,7 +963,7 @@ class Measured:
             server_cpu_s=self.server_cpu_s, client_cpu_s=self.client["client_cpu"]["cpu_s"],
             statements_per_trx=self.spec.statements_per_trx, round_trip_us=rt_us,
             round_trip_source=rt_src, observed=self.observed, files=self.files,
-            extensions=self.extensions)
+            extensions=self.extensions, deltas=dict(self.iv.deltas))
 
 
 class ExtensionWatch(threading.Thread):
@@ -1109,9 +1122,9 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
         notes.append(f"threads waited {waited:,.0f} µs per transaction for a CPU (run queue: "
                      f"server {runq['server_us_per_trx'] or 0:,.0f}, clients "
                      f"{runq['clients_us_per_trx'] or 0:,.0f}), {waited / trx_mean_us:.0%} of "
-                     "the mean transaction time: the model's cores are one FIFO of statement "
-                     "slices that never idles while a thread waits, so it misses part of "
-                     "these waits")
+                     "the mean transaction time: the model's cores are FIFO pools of "
+                     "statement slices that never idle while a thread waits in them, so it "
+                     "misses part of these waits")
     usage = machine_usage(snaps.get("mach0"), mach1, server_cpu_s, ccpu["cpu_s"])
     machine = usage["busy"] if usage else None
     if wr.errors:
