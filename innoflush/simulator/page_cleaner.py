@@ -181,6 +181,10 @@ def flush_batch(srv, n: int):
     flight each). Pages leave the flush list segment by segment and stay "in flight",
     holding back the checkpoint, until their segment and its syncs have completed.
     """
+    # The write-ahead rule: the batch's first page changed since the last redo sync waits
+    # for one; the sync covers all the redo written, so the rest of a batch that takes
+    # milliseconds seldom needs another (one per batch, not per page or segment).
+    yield from log_flush_for_page_write(srv)
     parallel = srv.flavor.dblwr_parallel_segments if srv.config.innodb_doublewrite else 4
     state = {"left": n, "flushed": 0}
     workers = min(parallel, -(-n // srv.dblwr_segment_pages))
@@ -211,7 +215,6 @@ def dblwr_instance(srv, state: dict):
 def flush_segment(srv, k: int, oldest_lsn: int):
     fl = srv.flavor
     method = srv.config.innodb_flush_method
-    yield from log_flush_for_page_write(srv)
     if srv.config.innodb_doublewrite:
         # pages re-initialised since their last write go straight to their file (their
         # redo rebuilds them: MariaDB's buf_page_t::flush); the rest are doublewritten
