@@ -248,13 +248,14 @@ def test_trx_commit_2_page_writes_and_checkpoints_sync_the_redo():
 
 def test_mysql_page_writes_wait_for_the_log_flusher():
     """MySQL 8.0: a page batch at trx_commit=2 asks the log_flusher for a sync at once,
-    not at its next once-a-second tick."""
+    not at its next tick (here ten seconds away: the batches would wait the whole run)."""
     cfg = ServerConfig(flavor="mysql-8.0", log_bin=False, innodb_flush_log_at_trx_commit=2,
+                       innodb_flush_log_at_timeout=10.0,
                        innodb_buffer_pool_size=32 * 1024 * 1024)
     r = run(cfg, Workload(connections=8, pages_dirtied_per_trx=2.0), profile=PLP)
-    assert r.status["Innodb_pages_written"] > 0
     assert r.internal["page_write_log_flushes"] > 0
-    assert r.internal["redo_syncs"] > 4 * 1.5  # more than the flusher's ticks in 4 s
+    assert r.internal["redo_syncs"] >= r.internal["page_write_log_flushes"] > 0
+    assert r.status["Innodb_pages_written"] > 0
 
 
 def test_semaphore_withdraw():
