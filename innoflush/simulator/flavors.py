@@ -49,12 +49,9 @@ class Flavor:
     checkpoint_interval_s: float = 1.0
     # MariaDB maps O_DSYNC to innodb_data_file_write_through: no data-file syncs at all
     o_dsync_data_write_through: bool = False
-    # MariaDB 10.6+ (buf0flu.cc buf_flush_page_cleaner): with
-    # innodb_max_dirty_pages_pct_lwm=0 the page cleaner sleeps until the checkpoint age
-    # passes the async flush point (or dirty pages reach innodb_max_dirty_pages_pct),
-    # then flushes until the oldest dirty page is within innodb_adaptive_flushing_lwm of
-    # the log capacity, and sleeps again; its averages start at zero; the capacity
-    # points follow log_t::set_capacity (log0log.cc)
+    # MariaDB 10.6+: its page cleaner and flush-ahead requests (mariadb_page_cleaner.py:
+    # buf0flu.cc buf_flush_page_cleaner, mtr0mtr.cc log_close), its checkpoint after
+    # each pass, and its capacity points (log_t::set_capacity, log0log.cc)
     mariadb_page_cleaner: bool = False
     # syncs per tablespace extension: MariaDB syncs the file after setting its new size
     # and again after writing the new pages' headers (measured on 10.11: ~2 per extension

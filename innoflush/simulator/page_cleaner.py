@@ -1,8 +1,9 @@
 """Page cleaner: the flush list, the doublewrite buffer and the tablespace fsyncs.
 
-Each second the page cleaner decides how many dirty pages to flush (the adaptive
+Each second MySQL's page cleaner decides how many dirty pages to flush (the adaptive
 flushing recommendation of buf0flu.cc, capped at innodb_io_capacity_max), or flushes
-without limit when the checkpoint age passed the sync flush point. A batch goes through
+without limit when the checkpoint age passed the sync flush point (MariaDB's:
+mariadb_page_cleaner.py; the batches below serve both). A batch goes through
 the doublewrite buffer in segments: one write of the segment to the doublewrite file
 (+ a sync where the flavor and method require it), the in-place page writes, and then
 an fsync of every tablespace file written, except under O_DIRECT_NO_FSYNC.
@@ -88,11 +89,7 @@ def pct_for_lsn(srv, age: int) -> float:
 
 def flush_pages_recommendation(srv, age: int, lsn_rate: float) -> int:
     cfg = srv.config
-    if srv.flavor.mariadb_page_cleaner and cfg.innodb_max_dirty_pages_pct_lwm == 0:
-        # MariaDB: with the lwm at 0 the io_capacity term counts in full (total_ratio 1)
-        pct = 100.0
-    else:
-        pct = max(pct_for_dirty(srv), pct_for_lsn(srv, age))
+    pct = max(pct_for_dirty(srv), pct_for_lsn(srv, age))
     oldest = srv.flush_list.oldest_lsn()
     pages_for_lsn = 0
     if oldest is not None:
@@ -102,33 +99,14 @@ def flush_pages_recommendation(srv, age: int, lsn_rate: float) -> int:
     return int(min(n, cfg.innodb_io_capacity_max))
 
 
-def mariadb_cleaner_employed(srv, employed: bool) -> bool:
-    """MariaDB's page cleaner with innodb_max_dirty_pages_pct_lwm=0: asleep until a
-    commit finds the checkpoint age past the async flush point or the dirty pages at
-    innodb_max_dirty_pages_pct (buf_flush_ahead, page_cleaner_wakeup); awake, it flushes
-    until the oldest dirty page is within innodb_adaptive_flushing_lwm of the log
-    capacity (af_needed_for_redo), then sleeps again."""
-    cfg = srv.config
-    dirty_pct = 100.0 * srv.flush_list.pages / srv.buffer_pool_pages
-    if srv.checkpoint_age() >= srv.async_flush_age or dirty_pct >= cfg.innodb_max_dirty_pages_pct:
-        return True
-    if not employed:
-        return False
-    oldest = srv.flush_list.oldest_lsn()
-    return oldest is not None and srv.lsn - oldest > (
-        srv.log_capacity * cfg.innodb_adaptive_flushing_lwm / 100.0)
-
-
 def page_cleaner(srv):
-    """The page cleaner coordinator: one flush-list batch per second, or more when pressed."""
+    """MySQL's page cleaner coordinator: one flush-list batch per second, or more when
+    pressed. (MariaDB's is mariadb_page_cleaner.py.)"""
     env = srv.env
     last_lsn = srv.lsn
     last_t = env.now
     last_dirtied = 0
-    idles = srv.flavor.mariadb_page_cleaner and srv.config.innodb_max_dirty_pages_pct_lwm == 0
-    employed = False
-    # MariaDB's averages start at zero; MySQL's are started warm (below)
-    warm = srv.flavor.mariadb_page_cleaner
+    warm = False
     while True:
         start = env.now
         age = srv.checkpoint_age()
@@ -143,11 +121,6 @@ def page_cleaner(srv):
             # cold start of adaptive flushing instead of the steady state.
             srv.avg_page_rate = min(dirtied / dt, srv.config.innodb_io_capacity_max)
             warm = True
-        if idles:
-            employed = mariadb_cleaner_employed(srv, employed)
-            if not employed:
-                yield env.timeout(1.0)
-                continue
         furious = age >= srv.sync_flush_age
         if furious:
             # sync flush: everything older than what brings the age back under the point
@@ -155,10 +128,6 @@ def page_cleaner(srv):
             n = max(srv.config.innodb_io_capacity,
                     srv.flush_list.pages_older_than(target, 1 << 62))
             srv.count("sync_flush_batches")
-        elif idles and age >= srv.async_flush_age:
-            # buf_flush_async_lsn set: up to innodb_io_capacity_max pages a pass
-            n = srv.config.innodb_io_capacity_max
-            srv.count("async_flush_batches")
         else:
             n = flush_pages_recommendation(srv, age, lsn_rate)
         flushed = 0
