@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-from .page_cleaner import LSN_SCAN_FACTOR, flush_batch
+from .page_cleaner import LSN_SCAN_FACTOR, dirty_share, flush_batch
 from .redo import log_checkpoint
 
 FLUSHING_AVG_LOOPS = 30   # innodb_flushing_avg_loops
@@ -112,15 +112,6 @@ class AdaptiveFlushing:
         return min(n, cfg.innodb_io_capacity_max)
 
 
-def oldest_modification(srv) -> int | None:
-    """buf_pool.get_oldest_modification(0): pages being written are still listed."""
-    oldest = srv.flush_list.oldest_lsn()
-    if srv.inflight_lsns:
-        inflight = min(srv.inflight_lsns)
-        oldest = inflight if oldest is None else min(oldest, inflight)
-    return oldest
-
-
 def flush_to(srv, target: int, limit: int):
     """buf_flush_list(limit, target): up to limit of the pages older than target."""
     n = srv.flush_list.pages_older_than(target - 1, limit)
@@ -137,7 +128,7 @@ def buf_flush_sync_for_checkpoint(srv):
     srv.count("sync_flush_batches")
     yield from srv.flush_unflushed_spaces()
     yield from log_checkpoint(srv)
-    oldest = oldest_modification(srv)
+    oldest = srv.oldest_modification()
     reached = oldest is None or oldest >= target
     if reached:
         srv.sync_flush_target = 0
@@ -177,7 +168,7 @@ def mariadb_page_cleaner(srv):
         deadline = env.now + 1.0
         if srv.sync_flush_target:
             continue
-        oldest = oldest_modification(srv)
+        oldest = srv.oldest_modification()
         if oldest is None:
             srv.cleaner_idle = True
             yield from log_checkpoint(srv)
@@ -204,12 +195,8 @@ def mariadb_page_cleaner(srv):
                                   dirty_pct)
             last_pages = (yield from flush_batch(srv, n)) if n > 0 else 0
             srv.count("adaptive_flush_batches")
-        oldest = oldest_modification(srv)
+        oldest = srv.oldest_modification()
         if oldest is None or oldest >= srv.async_flush_target:
             srv.async_flush_target = 0
         # set_almost_idle: the doublewrite batch is closed (flush_batch did), checkpoint
         yield from log_checkpoint(srv)
-
-
-def dirty_share(srv) -> float:
-    return 100.0 * srv.flush_list.pages / srv.buffer_pool_pages

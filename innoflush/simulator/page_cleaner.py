@@ -64,10 +64,15 @@ class FlushList:
         return min(n, limit)
 
 
+def dirty_share(srv) -> float:
+    """Dirty pages, % of the buffer pool."""
+    return 100.0 * srv.flush_list.pages / srv.buffer_pool_pages
+
+
 def pct_for_dirty(srv) -> float:
     """af_get_pct_for_dirty: how hard to flush for the share of dirty pages."""
     cfg = srv.config
-    dirty_pct = 100.0 * srv.flush_list.pages / srv.buffer_pool_pages
+    dirty_pct = dirty_share(srv)
     lwm = cfg.innodb_max_dirty_pages_pct_lwm
     if lwm == 0:
         return 100.0 if dirty_pct >= cfg.innodb_max_dirty_pages_pct else 0.0

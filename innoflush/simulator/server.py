@@ -167,12 +167,18 @@ class Server:
             self.flushed_event = self.env.event()
             ev.succeed()
 
-    def oldest_dirty_lsn(self) -> int:
-        """The checkpoint may not pass a page that is dirty or still being written."""
+    def oldest_modification(self) -> int | None:
+        """buf_pool.get_oldest_modification(0): the oldest page dirty or still being
+        written; None when there is none."""
         oldest = self.flush_list.oldest_lsn()
         if self.inflight_lsns:
             inflight = min(self.inflight_lsns)
             oldest = inflight if oldest is None else min(oldest, inflight)
+        return oldest
+
+    def oldest_dirty_lsn(self) -> int:
+        """The checkpoint may not pass a page that is dirty or still being written."""
+        oldest = self.oldest_modification()
         return self.lsn if oldest is None else oldest
 
     def checkpoint_age(self) -> int:
