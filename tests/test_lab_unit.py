@@ -110,6 +110,48 @@ def test_derive_workload_doublewrite_share_from_the_runs_counters():
     assert wl.dblwr_page_share == 1.0 and any("fewer than 100" in x for x in lines)
 
 
+def test_page_reentry_splits_first_entries_from_pages_that_come_back():
+    from innoflush.lab.run import page_reentry
+
+    # an insert run on MariaDB: 10,000 pages created, 11,600 flushed of which 1,700
+    # doublewritten (rewrites: first writes of new pages bypass the doublewrite)
+    fit = page_reentry(94_000, 10_000, 11_600, 2_100, 1_700)
+    assert fit["pages_dirtied_per_trx"] == pytest.approx(10_000 / 94_000, abs=1e-4)
+    # 13,700 entries - 10,000 created = 3,700 re-entries; 1,700 of them were rewritten
+    assert fit["hot_page_share"] == pytest.approx(2_000 / 9_900, abs=1e-4)
+    assert fit["dblwr_page_share"] == 0.0
+    # an update workload on a preloaded table: nothing created, every flushed page comes
+    # back; the dirty growth is what it changed for the first time
+    fit = page_reentry(50_000, 5, 3_000, 200, 3_000)
+    assert fit["pages_dirtied_per_trx"] == pytest.approx(200 / 50_000, abs=1e-4)
+    assert fit["hot_page_share"] == 1.0 and fit["dblwr_page_share"] == 1.0
+    # MySQL (every page doublewritten), nothing comes back
+    fit = page_reentry(10_000, 1_000, 900, 100, 900)
+    assert fit["hot_page_share"] == 0.0 and fit["dblwr_page_share"] == 1.0
+    # too few pages flushed, or a count missing: no fit
+    assert page_reentry(10_000, 1_000, 99, 900, 0) is None
+    assert page_reentry(10_000, None, 900, 100, 0) is None
+    assert page_reentry(10_000, 1_000, 900, None, 0) is None
+
+
+def test_derive_workload_takes_the_first_entries_and_hot_pages_from_the_counters():
+    obs = _observed()
+    kw = dict(connections=2, commits=94_000, server_cpu_s=0.1, client_cpu_s=0.1,
+              statements_per_trx=2, round_trip_us=0.0, observed=obs, files=None)
+    deltas = {"Innodb_pages_written": 11_600, "Innodb_buffer_pool_pages_flushed": 11_600,
+              "Innodb_dblwr_pages_written": 1_700, "Innodb_pages_created": 10_000}
+    wl, lines = derive_workload(**kw, deltas=deltas, dirty_growth=2_100)
+    assert wl.pages_dirtied_per_trx == pytest.approx(0.1064, abs=1e-4)
+    assert wl.hot_page_share == pytest.approx(0.202, abs=1e-3)
+    assert wl.dblwr_page_share == 0.0
+    assert any(x.startswith("hot_page_share = 0.202") for x in lines)
+    # without the dirty growth the split cannot be made: the advisor's pages dirtied
+    wl, lines = derive_workload(**kw, deltas=deltas)
+    assert wl.hot_page_share == 0.0
+    assert wl.pages_dirtied_per_trx == obs.pages_dirtied_per_commit
+    assert any("hot_page_share = 0 (simulator default" in x for x in lines)
+
+
 def test_derive_workload_fallbacks_and_no_commits():
     obs = _observed()
     wl, lines = derive_workload(connections=1, commits=1000, server_cpu_s=None,

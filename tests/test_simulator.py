@@ -163,6 +163,38 @@ def test_mariadb_page_cleaner_sleeps_below_the_async_point():
     assert busy.status["Innodb_dblwr_pages_written"] == pytest.approx(pages * 0.25, abs=2)
 
 
+def test_flush_list_takes_rewrites_first_and_fills_the_doublewrite_slots():
+    from innoflush.simulator.page_cleaner import FlushList
+
+    fl = FlushList()
+    fl.add(10, 6, hot=2)            # first entries: 2 of 6 hot
+    fl.add(20, 3, hot=3, rewrites=3)  # hot pages back after their write
+    fl.add(20, 2, hot=1)            # same LSN: one chunk
+    assert fl.pages == 11 and fl.chunks[1][1:] == [5, 4, 3]
+    # first writes bypass the doublewrite (share 0): only the rewrites take slots; the
+    # third rewrite waits for the next segment
+    assert fl.take(100, slots=2, first_share=0.0) == (10, 5, 2)
+    assert fl.pages == 1 and list(fl.chunks) == [[20, 1, 1, 1]]
+    fl.add(30, 4, hot=1)
+    # every page takes a slot (MySQL): at most `slots` pages, rewrites and hot ones first
+    assert fl.take(100, slots=2, first_share=1.0) == (2, 2, 1)
+    assert fl.take(2) == (2, 0, 0) and fl.pages == 1
+    assert fl.take(100) == (1, 0, 0) and fl.pages == 0 and not fl.chunks
+
+
+def test_hot_pages_come_back_after_their_write_and_are_doublewritten():
+    """A page the workload goes on changing re-enters the flush list after each write:
+    more page writes than pages dirtied for the first time, and (MariaDB) its rewrites
+    go through the doublewrite buffer while first writes of new pages bypass it."""
+    cold = run(MARIADB_LWM0, with_(REDO_HEAVY, dblwr_page_share=0.0), duration=3.0)
+    hot = run(MARIADB_LWM0, with_(REDO_HEAVY, dblwr_page_share=0.0, hot_page_share=0.8),
+              duration=3.0)
+    assert cold.status["Innodb_pages_written"] > 0
+    assert cold.status.get("Innodb_dblwr_pages_written", 0) == 0
+    assert hot.status["Innodb_dblwr_pages_written"] > 0
+    assert hot.status["Innodb_pages_written"] > 1.2 * cold.status["Innodb_pages_written"]
+
+
 MARIADB_LWM0 = ServerConfig(flavor="mariadb-10.11", log_bin=False, innodb_flush_log_at_trx_commit=2,
                             innodb_max_dirty_pages_pct_lwm=0.0,
                             innodb_redo_log_capacity=16 * 1024 * 1024, cpu_cores=4)

@@ -39,7 +39,7 @@ COUNTERS = (
     "Innodb_log_writes", "Innodb_log_write_requests", "Innodb_log_waits",
     "Innodb_os_log_fsyncs", "Innodb_os_log_written",
     "Innodb_dblwr_writes", "Innodb_dblwr_pages_written",
-    "Innodb_pages_written", "Innodb_buffer_pool_pages_flushed",
+    "Innodb_pages_written", "Innodb_buffer_pool_pages_flushed", "Innodb_pages_created",
     "Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted",
     "Binlog_commits", "Binlog_group_commits", "Binlog_bytes_written", "Binlog_cache_use",
     "Binlog_stmt_cache_use",

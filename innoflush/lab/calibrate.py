@@ -339,18 +339,32 @@ def lab_calibrate(opts: LabOptions, save: str | None = None, force: bool = False
             "warnings": warnings}
 
 
-def dblwr_share(measured) -> tuple[float, str] | None:
-    """The share of page writes that went through the doublewrite buffer, pooled over the
-    calibration runs (Innodb_dblwr_pages_written / Innodb_pages_written), when they wrote
-    enough pages to tell; None otherwise (the model's default, all of them)."""
-    pages = sum(m.iv.deltas.get("Innodb_pages_written", 0) for m in measured)
-    dblwr = sum(m.iv.deltas.get("Innodb_dblwr_pages_written", 0) for m in measured)
-    if pages < 100 or not dblwr:
+def pooled_page_reentry(measured) -> dict | None:
+    """page_reentry over the calibration runs that flushed pages, pooled: which share of
+    the pages comes back after a write and which first writes are doublewritten is the
+    workload's, the same at every connection count; None when no run tells."""
+    from .run import page_reentry
+
+    sums = {"commits": 0, "created": 0, "flushed": 0, "growth": 0, "dblwr": 0}
+    for m in measured:
+        d = m.iv.deltas
+        flushed = d.get("Innodb_buffer_pool_pages_flushed", d.get("Innodb_pages_written"))
+        growth = m.iv.gauge_deltas.get("Innodb_buffer_pool_pages_dirty")
+        if flushed is None or flushed < 100 or growth is None \
+                or d.get("Innodb_pages_created") is None:
+            continue
+        sums["commits"] += m.wr.commits
+        sums["created"] += d["Innodb_pages_created"]
+        sums["flushed"] += flushed
+        sums["growth"] += growth
+        sums["dblwr"] += d.get("Innodb_dblwr_pages_written", 0)
+    fit = page_reentry(sums["commits"], sums["created"], sums["flushed"], sums["growth"],
+                       sums["dblwr"])
+    if fit is None:
         return None
-    share = round(min(1.0, dblwr / pages), 4)
-    return share, (f"dblwr_page_share = {share:.3g} (Innodb_dblwr_pages_written {dblwr:,} / "
-                   f"Innodb_pages_written {pages:,}, all calibration runs: the rest were "
-                   "re-initialised pages written straight to their files)")
+    fit["lines"] = [line[:-1] + "; pooled over the calibration runs that flushed pages)"
+                    for line in fit["lines"][1:]]
+    return fit
 
 
 def redo_call_cpu_us(base: Path, flavor_name: str | None) -> float | None:
@@ -396,11 +410,12 @@ def calibration_profile(opts, plans, base: Path, warnings: list[str], progress, 
               "sim_flavor": first.get("sim_flavor")}
     # measured over all the runs, the same in every count's workload
     shared: dict = {}
-    pooled = dblwr_share(measured)
+    pooled = pooled_page_reentry(measured)
     if pooled is not None:
-        shared["dblwr_page_share"], line = pooled
+        shared["hot_page_share"] = pooled["hot_page_share"]
+        shared["dblwr_page_share"] = pooled["dblwr_page_share"]
         for lines in derivations:
-            lines.append(line)
+            lines.extend(pooled["lines"])
     host = None
     if synced is not None and storage is not None:
         idle = next(m for m in measured if m.plan.connections == synced.plan.connections)

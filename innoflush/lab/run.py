@@ -362,11 +362,51 @@ def loopback(conn, n: int = LOOPBACK_ROUND_TRIPS, server_pid: int | None = None)
 
 # ---- pure arithmetic: the workload from what was measured, and the comparison ------------
 
+def page_reentry(commits: int, created: int | None, flushed: int | None,
+                 dirty_growth: int | None, dblwr_pages: int) -> dict | None:
+    """Which pages come back to the flush list after their write, from a run's counters.
+
+    The E pages a run added to the flush list (flushed F + dirty growth) are first
+    entries — the pages it created (Innodb_pages_created), or where more, the dirty growth
+    (clean pages changed for the first time: an update workload) — and re-entries R:
+    pages changed again after a write. Of the pages flushed, the rewrites Rw went through
+    the doublewrite buffer — where some pages bypass it (MariaDB: re-initialised ones,
+    first writes of new pages), Rw = min(doublewritten, R) — and the rest were first
+    writes. Then ``pages_dirtied_per_trx`` = first entries / commits,
+    ``hot_page_share`` = (R − Rw) / (F − Rw), the first writes' pages that came back,
+    and ``dblwr_page_share`` = (doublewritten − Rw) / (F − Rw) of first writes. None
+    when a count is missing or fewer than 100 pages were flushed."""
+    if created is None or flushed is None or dirty_growth is None or flushed < 100 \
+            or commits <= 0:
+        return None
+    entries = max(0, flushed + dirty_growth)
+    first_entries = min(entries, max(created, dirty_growth))
+    reentries = entries - first_entries
+    rewrites = min(dblwr_pages, reentries) if dblwr_pages < flushed else 0
+    first = flushed - rewrites
+    hot = round(min(1.0, max(0.0, (reentries - rewrites) / first)), 4)
+    share = round(min(1.0, max(0.0, (dblwr_pages - rewrites) / first)), 4)
+    pages = round(first_entries / commits, 4)
+    return {"pages_dirtied_per_trx": pages, "hot_page_share": hot, "dblwr_page_share": share,
+            "lines": [
+                f"pages_dirtied_per_trx = {pages:.4g} (first entries {first_entries:,} / "
+                f"commits: of the {entries:,} pages added to the flush list (flushed "
+                f"{flushed:,} + dirty growth {dirty_growth:,}), the larger of "
+                f"Innodb_pages_created {created:,} and the dirty growth)",
+                f"hot_page_share = {hot:.3g} ({reentries:,} pages re-entered the flush list "
+                f"after a write; {rewrites:,} of the flushed were rewrites (doublewritten), "
+                f"{first:,} first writes: (re-entered − rewrites) / first writes)",
+                f"dblwr_page_share = {share:.3g} (Innodb_dblwr_pages_written {dblwr_pages:,} "
+                "less the rewrites, / first writes"
+                + (": the rest went straight to their files)" if share < 1 else ")")]}
+
+
 def derive_workload(*, connections: int, commits: int, server_cpu_s: float | None,
                     client_cpu_s: float, statements_per_trx: int, round_trip_us: float,
                     observed, files: dict | None,
                     round_trip_source: str = "SELECT 1 round trip",
-                    extensions: dict | None = None, deltas: dict | None = None) -> tuple:
+                    extensions: dict | None = None, deltas: dict | None = None,
+                    dirty_growth: int | None = None) -> tuple:
     """The simulator Workload from measured quantities (none fitted to the TPS).
 
     - ``cpu_us_per_trx`` = server process CPU seconds over the run / commits (all its
@@ -383,9 +423,11 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
     - ``extend_bytes`` = the mean size step of the files while the run went on (when
       ``extensions``, an ``ExtensionWatch`` result, saw any), else the simulator's
       default;
-    - ``dblwr_page_share`` = Innodb_dblwr_pages_written / Innodb_pages_written of the
-      status ``deltas`` when the run wrote 100 pages or more, else the simulator's
-      default (all of them).
+    - ``pages_dirtied_per_trx``, ``hot_page_share``, ``dblwr_page_share``: from
+      ``page_reentry`` when the run flushed 100 pages or more (``dirty_growth``: the
+      growth of Innodb_buffer_pool_pages_dirty); else the advisor's pages dirtied, no hot
+      pages, and Innodb_dblwr_pages_written / Innodb_pages_written when 100 pages or
+      more were written (else the default, all pages).
 
     Returns (Workload, derivation lines).
     """
@@ -416,8 +458,6 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
                  "COMMIT included: each queues for a core on its own)")
     lines.append(f"redo_bytes_per_trx = {base.redo_bytes_per_trx} (Innodb_os_log_written / "
                  "commits)")
-    lines.append(f"pages_dirtied_per_trx = {base.pages_dirtied_per_trx:.4g} (the larger of "
-                 "Innodb_pages_written and pages flushed + growth of dirty pages, / commits)")
     lines.append(f"binlog_bytes_per_trx = {base.binlog_bytes_per_trx}"
                  + (" (Binlog_bytes_written / commits)" if observed.binlog_bytes_per_commit
                     else " (simulator default: not counted or binlog off)"))
@@ -444,23 +484,39 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
     else:
         lines.append(f"extend_bytes = {extend:,} (simulator default"
                      + (": no file grew while polled" if extensions else "") + ")")
-    share = Workload().dblwr_page_share
-    pages = (deltas or {}).get("Innodb_pages_written", 0)
-    if pages >= 100:
-        dblwr = deltas.get("Innodb_dblwr_pages_written", 0)
-        share = round(min(1.0, dblwr / pages), 4)
-        lines.append(f"dblwr_page_share = {share:.3g} (Innodb_dblwr_pages_written {dblwr:,} / "
-                     f"Innodb_pages_written {pages:,})")
+    d = deltas or {}
+    fit = page_reentry(commits, d.get("Innodb_pages_created"),
+                       d.get("Innodb_buffer_pool_pages_flushed", d.get("Innodb_pages_written")),
+                       dirty_growth, d.get("Innodb_dblwr_pages_written", 0))
+    if fit is not None:
+        pages_dirtied = fit["pages_dirtied_per_trx"]
+        hot_share, share = fit["hot_page_share"], fit["dblwr_page_share"]
+        lines.extend(fit["lines"])
     else:
-        lines.append(f"dblwr_page_share = {share:g} (simulator default: fewer than 100 pages "
-                     "written)")
+        pages_dirtied = base.pages_dirtied_per_trx
+        hot_share = Workload().hot_page_share
+        share = Workload().dblwr_page_share
+        lines.append(f"pages_dirtied_per_trx = {pages_dirtied:.4g} (the larger of "
+                     "Innodb_pages_written and pages flushed + growth of dirty pages, / "
+                     "commits)")
+        lines.append(f"hot_page_share = {hot_share:g} (simulator default: fewer than 100 "
+                     "pages flushed, or a count missing)")
+        pages = d.get("Innodb_pages_written", 0)
+        if pages >= 100:
+            dblwr = d.get("Innodb_dblwr_pages_written", 0)
+            share = round(min(1.0, dblwr / pages), 4)
+            lines.append(f"dblwr_page_share = {share:.3g} (Innodb_dblwr_pages_written "
+                         f"{dblwr:,} / Innodb_pages_written {pages:,})")
+        else:
+            lines.append(f"dblwr_page_share = {share:g} (simulator default: fewer than 100 "
+                         "pages written)")
     wl = Workload(connections=connections, cpu_us_per_trx=round(cpu_us, 3),
                   client_us_per_trx=round(client_us, 3),
                   statements_per_trx=max(1, statements_per_trx),
                   client_cpu_us_per_trx=round(min(client_cpu_us, client_us), 3),
                   redo_bytes_per_trx=base.redo_bytes_per_trx,
                   binlog_bytes_per_trx=base.binlog_bytes_per_trx,
-                  pages_dirtied_per_trx=base.pages_dirtied_per_trx,
+                  pages_dirtied_per_trx=pages_dirtied, hot_page_share=hot_share,
                   tablespaces=tablespaces, growth_bytes_per_trx=round(growth, 3),
                   extend_bytes=extend, dblwr_page_share=share)
     wl.validate()
@@ -963,7 +1019,8 @@ class Measured:
             server_cpu_s=self.server_cpu_s, client_cpu_s=self.client["client_cpu"]["cpu_s"],
             statements_per_trx=self.spec.statements_per_trx, round_trip_us=rt_us,
             round_trip_source=rt_src, observed=self.observed, files=self.files,
-            extensions=self.extensions, deltas=dict(self.iv.deltas))
+            extensions=self.extensions, deltas=dict(self.iv.deltas),
+            dirty_growth=self.iv.gauge_deltas.get("Innodb_buffer_pool_pages_dirty"))
 
 
 class ExtensionWatch(threading.Thread):

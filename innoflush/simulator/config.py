@@ -85,11 +85,18 @@ class Workload:
     statements_per_trx: int = 1
     redo_bytes_per_trx: int = 2048
     binlog_bytes_per_trx: int = 1024
-    pages_dirtied_per_trx: float = 1.0  # page writes eventually needed per transaction
+    # pages a transaction adds to the flush list for the first time (new pages, pages
+    # first changed); with hot_page_share 0 the page writes it needs in the long run
+    pages_dirtied_per_trx: float = 1.0
+    # share of those the workload goes on changing (random secondary-index leaves, a
+    # small table's pages): after each write one re-enters the flush list at the next
+    # commit, so such pages are written once per checkpoint cycle, not once
+    hot_page_share: float = 0.0
     tablespaces: int = 8                # files the dirty pages spread over
-    # share of the page writes that go through the doublewrite buffer: MariaDB writes a
-    # page re-initialised since its last write (a new page, a freed and reused one)
-    # straight to its file — a young insert workload's pages mostly are
+    # share of the first writes of those pages that go through the doublewrite buffer:
+    # MariaDB writes a page re-initialised since its last write (a new page, a freed and
+    # reused one) straight to its file — a young insert workload's pages mostly are; a
+    # hot page's rewrite always goes through it
     dblwr_page_share: float = 1.0
     growth_bytes_per_trx: float = 400.0  # tablespace growth (inserts)
     extend_bytes: int = 4 * MiB          # file extension step (4 extents of 1 MiB)
@@ -126,6 +133,8 @@ class Workload:
             raise UsageError("statements_per_trx must be in [1, 1000]")
         if not 0.0 <= self.dblwr_page_share <= 1.0:
             raise UsageError("dblwr_page_share must be in [0, 1]")
+        if not 0.0 <= self.hot_page_share <= 1.0:
+            raise UsageError("hot_page_share must be in [0, 1]")
         if self.redo_bytes_per_trx < 1:
             raise UsageError("redo_bytes_per_trx must be >= 1")
         if self.binlog_bytes_per_trx < 0:

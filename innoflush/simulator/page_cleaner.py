@@ -24,7 +24,13 @@ FLUSHING_AVG_LOOPS = 30
 
 
 class FlushList:
-    """Dirty pages in oldest-modification order, as (lsn, pages) chunks."""
+    """Dirty pages in oldest-modification order, as [lsn, pages, hot, rewrites] chunks.
+
+    Of a chunk's pages, `hot` are pages the workload goes on modifying (after a write
+    one is dirtied again by the next commits: Workload.hot_page_share), and `rewrites`
+    (a part of the hot ones) were written before: MariaDB writes a page re-initialised
+    since its last write — a page first dirtied as a new page — straight to its file,
+    a rewrite through the doublewrite buffer."""
 
     __slots__ = ("chunks", "pages")
 
@@ -32,32 +38,53 @@ class FlushList:
         self.chunks: deque[list] = deque()
         self.pages = 0
 
-    def add(self, lsn: int, pages: int) -> None:
+    def add(self, lsn: int, pages: int, hot: int = 0, rewrites: int = 0) -> None:
         if self.chunks and self.chunks[-1][0] == lsn:
-            self.chunks[-1][1] += pages
+            c = self.chunks[-1]
+            c[1] += pages
+            c[2] += hot
+            c[3] += rewrites
         else:
-            self.chunks.append([lsn, pages])
+            self.chunks.append([lsn, pages, hot, rewrites])
         self.pages += pages
 
     def oldest_lsn(self) -> int | None:
         return self.chunks[0][0] if self.chunks else None
 
-    def take(self, n: int) -> int:
-        """Remove up to n of the oldest pages; returns how many were taken."""
-        taken = 0
-        while self.chunks and taken < n:
-            chunk = self.chunks[0]
-            k = min(chunk[1], n - taken)
-            chunk[1] -= k
-            taken += k
-            if chunk[1] == 0:
+    def take(self, n: int, slots: float | None = None,
+             first_share: float = 1.0) -> tuple[int, int, int]:
+        """Remove up to n of the oldest pages, and no more than fill `slots` doublewrite
+        slots (a rewrite takes one, a first write `first_share`; None: no limit).
+        Returns (pages, hot, rewrites); within a chunk (one LSN) rewrites go first, then
+        the hot pages' first writes."""
+        taken = hot_taken = rew_taken = 0
+        left = float(1 << 62) if slots is None else slots
+        while self.chunks and taken < n and left >= 1:
+            c = self.chunks[0]
+            r = min(c[3], n - taken, int(left))
+            left -= r
+            first_cap = n - taken - r
+            if first_share > 0:
+                first_cap = min(first_cap, int(left / first_share))
+            f = min(c[1] - c[3], first_cap)
+            h = min(c[2] - c[3], f)     # the hot pages' first writes go before the cold
+            left -= f * first_share
+            c[1] -= r + f
+            c[2] -= r + h
+            c[3] -= r
+            taken += r + f
+            hot_taken += r + h
+            rew_taken += r
+            if c[1] == 0:
                 self.chunks.popleft()
+            elif r + f == 0:
+                break
         self.pages -= taken
-        return taken
+        return taken, hot_taken, rew_taken
 
     def pages_older_than(self, lsn: int, limit: int) -> int:
         n = 0
-        for chunk_lsn, pages in self.chunks:
+        for chunk_lsn, pages, _, _ in self.chunks:
             if chunk_lsn > lsn or n >= limit:
                 break
             n += pages
@@ -173,28 +200,33 @@ def flush_batch(srv, n: int):
 
 def dblwr_instance(srv, state: dict):
     """One doublewrite instance: takes the next segment of the batch until none is left.
-    A segment is as many pages as put dblwr_segment_pages through the doublewrite buffer
-    (the pages that bypass it take no slot in it)."""
-    share = srv.workload.dblwr_page_share if srv.config.innodb_doublewrite else 1.0
-    seg = max(1, round(srv.dblwr_segment_pages / max(share, 1e-3)))
+    A segment is as many pages as fill dblwr_segment_pages slots of the doublewrite
+    buffer (the pages that bypass it take none)."""
+    dblwr = srv.config.innodb_doublewrite
+    share = srv.workload.dblwr_page_share if dblwr else 1.0
     while state["left"] > 0 and srv.flush_list.pages > 0:
         oldest = srv.flush_list.oldest_lsn()
-        k = srv.flush_list.take(min(seg, state["left"]))
+        k, hot, rewrites = srv.flush_list.take(state["left"], srv.dblwr_segment_pages,
+                                               share)
         state["left"] -= k
         state["flushed"] += k
         srv.inflight_lsns.append(oldest)
-        yield from flush_segment(srv, k, oldest)
+        yield from flush_segment(srv, k, rewrites if dblwr else 0, oldest)
+        # written and clean: the workload's next changes dirty its hot pages again
+        srv.hot_pages_clean += hot
 
 
-def flush_segment(srv, k: int, oldest_lsn: int):
+def flush_segment(srv, k: int, rewrites: int, oldest_lsn: int):
+    """Write k pages of which `rewrites` were written before (MariaDB doublewrites them
+    whatever dblwr_page_share says of the first writes)."""
     fl = srv.flavor
     method = srv.config.innodb_flush_method
     if srv.config.innodb_doublewrite:
         # pages re-initialised since their last write go straight to their file (their
         # redo rebuilds them: MariaDB's buf_page_t::flush); the rest are doublewritten
-        srv.dblwr_carry += k * srv.workload.dblwr_page_share
-        d = min(k, int(srv.dblwr_carry))
-        srv.dblwr_carry -= d
+        srv.dblwr_carry += (k - rewrites) * srv.workload.dblwr_page_share
+        d = min(k, rewrites + int(srv.dblwr_carry))
+        srv.dblwr_carry -= d - rewrites
         if d:
             block = fl.dblwr_block_pages
             for i in range(0, d, block):

@@ -111,6 +111,8 @@ class Server:
         self.cleaner_wakeup = None
         self.unflushed: dict[int, int] = {}
         self.dirty_carry = 0.0
+        self.hot_carry = 0.0
+        self.hot_pages_clean = 0   # hot pages written back, dirtied again at the next commit
         self.dblwr_carry = 0.0
         self.pages_dirtied = 0
         self.growth_carry = 0.0
@@ -147,7 +149,8 @@ class Server:
         chunks = min(pages, 16)
         for i in range(chunks):
             share = pages // chunks + (1 if i < pages % chunks else 0)
-            self.flush_list.add(max(1, age * (i + 1) // chunks), share)
+            self.flush_list.add(max(1, age * (i + 1) // chunks), share,
+                                self.hot_pages(share))
 
     # ---- small helpers used by the thread functions -------------------------------
     def count(self, name: str, n: int = 1) -> None:
@@ -180,6 +183,16 @@ class Server:
         """The checkpoint may not pass a page that is dirty or still being written."""
         oldest = self.oldest_modification()
         return self.lsn if oldest is None else oldest
+
+    def hot_pages(self, k: int) -> int:
+        """How many of k pages dirtied for the first time the workload goes on changing."""
+        share = self.workload.hot_page_share
+        if not share:
+            return 0
+        self.hot_carry += k * share
+        h = min(k, int(self.hot_carry))
+        self.hot_carry -= h
+        return h
 
     def checkpoint_age(self) -> int:
         return self.lsn - self.checkpoint_lsn
@@ -347,7 +360,14 @@ class Server:
             if self.dirty_carry >= 1.0:
                 k = int(self.dirty_carry)
                 self.dirty_carry -= k
-                self.flush_list.add(lsn, k)
+                self.flush_list.add(lsn, k, self.hot_pages(k))
+                self.pages_dirtied += k
+            if self.hot_pages_clean:
+                # a hot page is changed again within a few hundred commits of its write:
+                # at once, next to the redo the cleaner works in (tens of MB)
+                k = self.hot_pages_clean
+                self.hot_pages_clean = 0
+                self.flush_list.add(lsn, k, k, k)
                 self.pages_dirtied += k
             self.growth_carry += wl.growth_bytes_per_trx
             if self.growth_carry >= wl.extend_bytes:
