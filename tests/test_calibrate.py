@@ -59,9 +59,15 @@ def test_calibration_round_trip(calibrated, monkeypatch):
     assert f["cpu_us_per_trx_sleeping"] == pytest.approx(runs[0]["server_cpu_us_per_trx"],
                                                          rel=1e-3)
     assert any("residual R" in line for line in host["derivation"])
-    for r in runs:   # in every count's workload
+    for r, lines in zip(runs, rep["derivation"]):   # in every count's workload
         assert r["workload"]["sync_cpu_us"] == f["sync_cpu_us"]
         assert r["workload"]["statements_per_trx"] == 2      # INSERT, COMMIT
+        # 1-10 rows a transaction: transactions differ, measured at the fewest connections
+        assert 0.05 < r["workload"]["work_cv"] < 3
+        assert r["workload"]["work_cv"] == runs[0]["workload"]["work_cv"]
+        assert any(x.startswith("work_cv = ") for x in lines)
+        assert 0 <= r["workload"]["hot_page_share"] <= 1
+        assert any(x.startswith("hot_page_share = ") for x in lines)
     wp = load_workload("cal-test")
     assert wp.workload.sync_side_cpu_us == f["sync_side_cpu_us"]
     assert wp.name == "cal-test"

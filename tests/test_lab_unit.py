@@ -152,6 +152,25 @@ def test_derive_workload_takes_the_first_entries_and_hot_pages_from_the_counters
     assert any("hot_page_share = 0 (simulator default" in x for x in lines)
 
 
+def test_work_cv_from_the_transactions_times_without_the_slowest_percent():
+    from types import SimpleNamespace as NS
+
+    import numpy as np
+
+    from innoflush.lab.calibrate import work_cv
+
+    rng = np.random.default_rng(3)
+    took = rng.gamma(4.0, 50_000.0, size=5000)         # ns: mean 200 µs, cv 0.5
+    took[:10] = 50e6                                   # ten 50-ms hiccups
+    start = np.cumsum(np.full(5000, 1e6))
+    client = NS(trx_start_ns=start, commit_end_ns=start + took, commits=5000)
+    cv, line = work_cv(NS(clients=[client]))
+    assert cv == pytest.approx(0.47, abs=0.04)          # the hiccups left out
+    assert line.startswith("work_cv = ") and "slowest 1 %" in line
+    few = NS(trx_start_ns=start[:50], commit_end_ns=start[:50] + took[:50], commits=50)
+    assert work_cv(NS(clients=[few])) is None
+
+
 def test_derive_workload_fallbacks_and_no_commits():
     obs = _observed()
     wl, lines = derive_workload(connections=1, commits=1000, server_cpu_s=None,

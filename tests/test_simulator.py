@@ -195,6 +195,20 @@ def test_hot_pages_come_back_after_their_write_and_are_doublewritten():
     assert hot.status["Innodb_pages_written"] > 1.2 * cold.status["Innodb_pages_written"]
 
 
+def test_work_cv_spreads_the_transactions_around_the_same_mean():
+    cfg = ServerConfig(flavor="mariadb-10.11", log_bin=False,
+                       innodb_flush_log_at_trx_commit=0)
+    wl = Workload(connections=1, cpu_us_per_trx=150, client_us_per_trx=100)
+    flat = run(cfg, wl, PLP, duration=2.0)
+    spread = run(cfg, with_(wl, work_cv=0.5), PLP, duration=2.0)
+    assert flat.trx_latency_ms["p95"] == flat.trx_latency_ms["p50"]
+    assert spread.trx_latency_ms["p95"] > 1.5 * spread.trx_latency_ms["p50"]
+    assert spread.trx_latency_ms["mean"] == pytest.approx(flat.trx_latency_ms["mean"],
+                                                          rel=0.05)
+    with pytest.raises(Exception, match="work_cv"):
+        with_(wl, work_cv=-0.1).validate()
+
+
 MARIADB_LWM0 = ServerConfig(flavor="mariadb-10.11", log_bin=False, innodb_flush_log_at_trx_commit=2,
                             innodb_max_dirty_pages_pct_lwm=0.0,
                             innodb_redo_log_capacity=16 * 1024 * 1024, cpu_cores=4)

@@ -18,7 +18,11 @@ run``):
   transaction × the part of a ``SELECT 1`` round trip no CPU time counts;
 - ``redo_bytes_per_trx``, ``pages_dirtied_per_trx``, ``binlog_bytes_per_trx`` from the
   SHOW GLOBAL STATUS deltas; ``tablespaces`` and ``growth_bytes_per_trx`` from the
-  InnoDB files (written, grown).
+  InnoDB files (written, grown);
+- ``hot_page_share`` and ``dblwr_page_share`` (which written pages come back to the flush
+  list, which first writes are doublewritten: ``run.page_reentry``) pooled over the runs
+  that flushed pages; ``work_cv`` (how much transactions differ) from the run with the
+  fewest connections.
 
 CPU per transaction depends on the concurrency (at one connection every statement
 wakes an idle thread; with more connections than cores the threads queue and switch),
@@ -47,6 +51,8 @@ import platform
 import shutil
 from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
 
 from ..errors import InnoflushError, UsageError
 from .run import (
@@ -367,6 +373,28 @@ def pooled_page_reentry(measured) -> dict | None:
     return fit
 
 
+def work_cv(wr) -> tuple[float, str] | None:
+    """How much transactions differ: the coefficient of variation of each transaction's
+    time from its first statement to its COMMIT's reply, over a run without syncs at
+    commit (at the fewest connections: little queueing in it), the slowest 1 % left out
+    (a scheduler's hiccup is not the workload's). None with fewer than 100 transactions."""
+    times = [c.commit_end_ns - c.trx_start_ns for c in wr.clients if c.commits]
+    if not times:
+        return None
+    t = np.sort(np.concatenate(times).astype(np.float64))
+    if t.size < 100:
+        return None
+    t = t[: int(t.size * 0.99)]
+    mean = float(t.mean())
+    if mean <= 0:
+        return None
+    cv = round(min(3.0, float(t.std()) / mean), 3)
+    return cv, (f"work_cv = {cv:g} (each transaction's time, first statement to COMMIT "
+                f"done, at {len(wr.clients)} connection(s) and trx_commit=0: sd "
+                f"{t.std() / 1e3:.1f} µs / mean {mean / 1e3:.1f} µs over {t.size:,} "
+                "transactions, the slowest 1 % left out)")
+
+
 def redo_call_cpu_us(base: Path, flavor_name: str | None) -> float | None:
     """The CPU of one redo-sized write and its sync on this storage, as the flavor makes
     them (probe.sync_call_cpu_us in a probe file of ours under base); None if the probe
@@ -433,6 +461,12 @@ def calibration_profile(opts, plans, base: Path, warnings: list[str], progress, 
                             synced.iv.deltas.get("Innodb_data_fsyncs", 0)
                             / max(1, synced.wr.commits), 4)}}
         shared.update(fields)
+    fewest = min(measured, key=lambda m: m.plan.connections)
+    spread = work_cv(fewest.wr)
+    if spread is not None:
+        shared["work_cv"], line = spread
+        for lines in derivations:
+            lines.append(line)
     for r in runs:
         r["workload"] = {**r["workload"], **shared}
     wp = build_profile(name, title, opts, runs, derivations, server, emu, host)

@@ -144,7 +144,14 @@ def _row(cfg: ServerConfig, wl: Workload, runs, summary) -> dict:
 @click.option("--binlog-bytes", default=None,
               help=f"Binlog bytes per transaction [{_W.binlog_bytes_per_trx}].")
 @click.option("--pages-per-trx", type=float, default=None,
-              help=f"Page writes needed per transaction [{_W.pages_dirtied_per_trx}].")
+              help="Pages a transaction adds to the flush list for the first time "
+                   f"[{_W.pages_dirtied_per_trx}].")
+@click.option("--hot-page-share", type=float, default=None,
+              help="Share of those the workload goes on changing: each comes back to the "
+                   f"flush list after its write [{_W.hot_page_share}].")
+@click.option("--work-cv", type=float, default=None,
+              help="Coefficient of variation of a transaction's work (CPU, client and "
+                   f"wire time, gamma-distributed) [{_W.work_cv}].")
 @click.option("--tablespaces", type=int, default=None,
               help=f"Tablespace files written [{_W.tablespaces}].")
 @click.option("--growth-bytes", type=float, default=None,
@@ -161,7 +168,8 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
                      connections, use_fdatasync, io_capacity, io_capacity_max, redo_capacity,
                      buffer_pool, doublewrite, doublewrite_pages, binlog_sync_delay,
                      flush_log_timeout, cpu_cores, io_cores, workload_file, cpu_us, client_us,
-                     redo_bytes, binlog_bytes, pages_per_trx, tablespaces, growth_bytes,
+                     redo_bytes, binlog_bytes, pages_per_trx, hot_page_share, work_cv, tablespaces,
+                     growth_bytes,
                      duration, seed, replications, jobs, as_json, as_csv) -> None:
     """Simulate InnoDB on a device profile: every combination of the listed values.
 
@@ -191,7 +199,9 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
     for key, val in (("cpu_us_per_trx", cpu_us), ("client_us_per_trx", client_us),
                      ("redo_bytes_per_trx", redo_bytes and parse_size(redo_bytes)),
                      ("binlog_bytes_per_trx", binlog_bytes and parse_size(binlog_bytes)),
-                     ("pages_dirtied_per_trx", pages_per_trx), ("tablespaces", tablespaces),
+                     ("pages_dirtied_per_trx", pages_per_trx),
+                     ("hot_page_share", hot_page_share), ("work_cv", work_cv),
+                     ("tablespaces", tablespaces),
                      ("growth_bytes_per_trx", growth_bytes)):
         if val is not None:
             wl_fields[key] = val

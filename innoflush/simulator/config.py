@@ -83,6 +83,9 @@ class Workload:
     # SQL round trips per transaction (the COMMIT's included): each one a run of the
     # client's CPU, the wire and the server's CPU, queueing for a core on its own
     statements_per_trx: int = 1
+    # coefficient of variation of a transaction's work (its CPU, client and wire time
+    # drawn from a gamma distribution around the means above); 0: all alike
+    work_cv: float = 0.0
     redo_bytes_per_trx: int = 2048
     binlog_bytes_per_trx: int = 1024
     # pages a transaction adds to the flush list for the first time (new pages, pages
@@ -133,6 +136,8 @@ class Workload:
             raise UsageError("statements_per_trx must be in [1, 1000]")
         if not 0.0 <= self.dblwr_page_share <= 1.0:
             raise UsageError("dblwr_page_share must be in [0, 1]")
+        if not 0.0 <= self.work_cv <= 3.0:
+            raise UsageError("work_cv must be in [0, 3]")
         if not 0.0 <= self.hot_page_share <= 1.0:
             raise UsageError("hot_page_share must be in [0, 1]")
         if self.redo_bytes_per_trx < 1:

@@ -194,6 +194,17 @@ class Server:
         self.hot_carry -= h
         return h
 
+    def work_draws(self):
+        """Each transaction's work relative to the mean: 1 with work_cv 0, else gamma
+        draws of mean 1 and that coefficient of variation, drawn in batches."""
+        cv = self.workload.work_cv
+        if not cv:
+            while True:
+                yield 1.0
+        shape = 1.0 / (cv * cv)
+        while True:
+            yield from self.rng.gamma(shape, 1.0 / shape, size=1024).tolist()
+
     def checkpoint_age(self) -> int:
         return self.lsn - self.checkpoint_lsn
 
@@ -335,17 +346,22 @@ class Server:
         client_cpu_s /= n
         client_s /= n
         cpu_s /= n
+        work = self.work_draws()
         while True:
             t0 = env.now
+            # this transaction's share of the mean work (rows, index pages: transactions
+            # differ, and without that two connections fall into lockstep, never meeting
+            # at a sync or a core the way real ones do)
+            m = next(work)
             for i in range(n):
                 if client_cpu_s:  # a client on this host takes a core for its share
-                    yield from self.on_cpu(client_cpu_s)
+                    yield from self.on_cpu(client_cpu_s * m)
                 if client_s > 0:
-                    yield env.timeout(client_s)
+                    yield env.timeout(client_s * m)
                 if i == n - 1 and self.checkpoint_age() >= self.stop_age:
                     yield from self.log_free_check()
                 if cpu_s:
-                    held = yield from self.on_cpu(cpu_s, keep=hold and i == n - 1,
+                    held = yield from self.on_cpu(cpu_s * m, keep=hold and i == n - 1,
                                                   pool=server_cpu)
             # the core the committing thread still holds (None: it holds none)
             on_cpu = held if hold else None
