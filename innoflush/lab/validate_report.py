@@ -175,6 +175,19 @@ def calibration_rows(report: dict) -> list[list]:
     return rows
 
 
+SHARED_KEYS = ("hot_page_share", "dblwr_page_share", "work_cv")
+
+
+def calibration_shared(report: dict) -> str | None:
+    """The calibrated keys every connection count shares (the first run's), one line."""
+    runs = (report.get("calibration") or {}).get("runs") or []
+    if not runs:
+        return None
+    w = runs[0].get("workload") or {}
+    parts = [f"{k} {num(w[k])}" for k in SHARED_KEYS if w.get(k) is not None]
+    return ("shared by every count: " + ", ".join(parts)) if parts else None
+
+
 CALIBRATION_HEADERS = ["conns", "commits", "TPS (trx_commit=0)", "server CPU µs/trx",
                        "client CPU µs/trx", "client µs/trx", "redo B/trx", "pages/trx",
                        "growth B/trx", "files", "extend B", "COMMIT p50 ms"]
@@ -208,6 +221,9 @@ def render_text(report: dict) -> str:
     if rows:
         out.append("calibration (innodb_flush_log_at_trx_commit=0, this host's storage):")
         out.append(tabulate(rows, headers=CALIBRATION_HEADERS, disable_numparse=True))
+        shared = calibration_shared(report)
+        if shared:
+            out.append(shared)
         out.append("")
     for d in report["devices"]:
         out.append(_device_head(d))
@@ -304,6 +320,10 @@ def render_markdown(report: dict, title: str = "innoflush validation: measured b
         out.append("")
         out.append(_md_table(CALIBRATION_HEADERS, rows))
         out.append("")
+        shared = calibration_shared(report)
+        if shared:
+            out.append(shared[0].upper() + shared[1:] + ".")
+            out.append("")
     out.append("## O_DIRECT → O_DIRECT_NO_FSYNC: the change of Innodb_data_fsyncs")
     out.append("")
     out.append("Each change is classed down, flat (within ±3%: noise-sized) or up; right = "
