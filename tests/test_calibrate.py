@@ -59,7 +59,7 @@ def test_calibration_round_trip(calibrated, monkeypatch):
     assert f["cpu_us_per_trx_sleeping"] == pytest.approx(runs[0]["server_cpu_us_per_trx"],
                                                          rel=1e-3)
     assert any("residual R" in line for line in host["derivation"])
-    for r, lines in zip(runs, rep["derivation"]):   # in every count's workload
+    for r, lines in zip(runs, rep["derivation"], strict=True):   # every count
         assert r["workload"]["sync_cpu_us"] == f["sync_cpu_us"]
         assert r["workload"]["statements_per_trx"] == 2      # INSERT, COMMIT
         # 1-10 rows a transaction: transactions differ, measured at the fewest connections

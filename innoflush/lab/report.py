@@ -154,7 +154,10 @@ def _read_back_line(b: dict) -> str:
 def _workload_line(w: dict) -> str:
     return (f"server CPU {num(w['cpu_us_per_trx'])} µs/trx, client {num(w['client_us_per_trx'])}"
             f" µs/trx, redo {num(w['redo_bytes_per_trx'])} B/trx, "
-            f"{num(w['pages_dirtied_per_trx'])} page writes/trx, {w['tablespaces']} "
+            f"{num(w['pages_dirtied_per_trx'])} pages dirtied/trx"
+            + (f" ({num(100 * w['hot_page_share'])} % come back after a write)"
+               if w.get("hot_page_share") else "")
+            + f", {w['tablespaces']} "
             f"tablespace(s), growth {num(w['growth_bytes_per_trx'])} B/trx")
 
 
