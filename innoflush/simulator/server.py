@@ -195,12 +195,9 @@ class Server:
         return h
 
     def work_draws(self):
-        """Each transaction's work relative to the mean: 1 with work_cv 0, else gamma
-        draws of mean 1 and that coefficient of variation, drawn in batches."""
+        """Each transaction's work relative to the mean (work_cv > 0): gamma draws of
+        mean 1 and that coefficient of variation, drawn in batches."""
         cv = self.workload.work_cv
-        if not cv:
-            while True:
-                yield 1.0
         shape = 1.0 / (cv * cv)
         while True:
             yield from self.rng.gamma(shape, 1.0 / shape, size=1024).tolist()
@@ -346,13 +343,15 @@ class Server:
         client_cpu_s /= n
         client_s /= n
         cpu_s /= n
-        work = self.work_draws()
+        work = self.work_draws() if wl.work_cv else None
+        m = 1.0
         while True:
             t0 = env.now
             # this transaction's share of the mean work (rows, index pages: transactions
             # differ, and without that two connections fall into lockstep, never meeting
             # at a sync or a core the way real ones do)
-            m = next(work)
+            if work is not None:
+                m = next(work)
             for i in range(n):
                 if client_cpu_s:  # a client on this host takes a core for its share
                     yield from self.on_cpu(client_cpu_s * m)
