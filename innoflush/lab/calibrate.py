@@ -349,21 +349,19 @@ def pooled_page_reentry(measured) -> dict | None:
     """page_reentry over the calibration runs that flushed pages, pooled: which share of
     the pages comes back after a write and which first writes are doublewritten is the
     workload's, the same at every connection count; None when no run tells."""
-    from .run import page_reentry
+    from .run import page_counts, page_reentry
 
     sums = {"commits": 0, "created": 0, "flushed": 0, "growth": 0, "dblwr": 0}
     for m in measured:
-        d = m.iv.deltas
-        flushed = d.get("Innodb_buffer_pool_pages_flushed", d.get("Innodb_pages_written"))
+        created, flushed, dblwr = page_counts(m.iv.deltas)
         growth = m.iv.gauge_deltas.get("Innodb_buffer_pool_pages_dirty")
-        if flushed is None or flushed < 100 or growth is None \
-                or d.get("Innodb_pages_created") is None:
+        if created is None or flushed is None or flushed < 100 or growth is None:
             continue
         sums["commits"] += m.wr.commits
-        sums["created"] += d["Innodb_pages_created"]
+        sums["created"] += created
         sums["flushed"] += flushed
         sums["growth"] += growth
-        sums["dblwr"] += d.get("Innodb_dblwr_pages_written", 0)
+        sums["dblwr"] += dblwr
     fit = page_reentry(sums["commits"], sums["created"], sums["flushed"], sums["growth"],
                        sums["dblwr"])
     if fit is None:

@@ -362,6 +362,14 @@ def loopback(conn, n: int = LOOPBACK_ROUND_TRIPS, server_pid: int | None = None)
 
 # ---- pure arithmetic: the workload from what was measured, and the comparison ------------
 
+def page_counts(deltas: dict) -> tuple[int | None, int | None, int]:
+    """(pages created, pages flushed, pages doublewritten) of a run's status deltas: what
+    page_reentry splits (flushed: Innodb_buffer_pool_pages_flushed, else pages written)."""
+    return (deltas.get("Innodb_pages_created"),
+            deltas.get("Innodb_buffer_pool_pages_flushed", deltas.get("Innodb_pages_written")),
+            deltas.get("Innodb_dblwr_pages_written", 0))
+
+
 def page_reentry(commits: int, created: int | None, flushed: int | None,
                  dirty_growth: int | None, dblwr_pages: int) -> dict | None:
     """Which pages come back to the flush list after their write, from a run's counters.
@@ -485,9 +493,8 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
         lines.append(f"extend_bytes = {extend:,} (simulator default"
                      + (": no file grew while polled" if extensions else "") + ")")
     d = deltas or {}
-    fit = page_reentry(commits, d.get("Innodb_pages_created"),
-                       d.get("Innodb_buffer_pool_pages_flushed", d.get("Innodb_pages_written")),
-                       dirty_growth, d.get("Innodb_dblwr_pages_written", 0))
+    created, flushed, dblwr_pages = page_counts(d)
+    fit = page_reentry(commits, created, flushed, dirty_growth, dblwr_pages)
     if fit is not None:
         pages_dirtied = fit["pages_dirtied_per_trx"]
         hot_share, share = fit["hot_page_share"], fit["dblwr_page_share"]
