@@ -324,6 +324,10 @@ report is still written) or another failure; 130 interrupted.
               help="Seconds of workload before each measured cell.")
 @click.option("--calibrate-duration", type=float, default=None,
               help="Seconds per calibration run (default: --duration).")
+@click.option("--replicates", type=click.IntRange(1, 5), default=1, show_default=True,
+              help="Measure every cell this many times (a pair's two flush methods in "
+                   "A B B A order): a pair whose replicates disagree on the direction of "
+                   "the data fsyncs is undetermined (noise), not judged.")
 @click.option("--workload", "workload_value", default="insert", show_default=True,
               metavar="insert|oltp|NAME|FILE",
               help="The load (insert, oltp), calibrated first; or a calibrated workload "
@@ -354,7 +358,8 @@ report is still written) or another failure; 130 interrupted.
               help="Progress lines on stderr (default: when it is a terminal and not "
               "--json).")
 def validate_command(backend, image, basedir, devices, connections, flush_method, trx_commit,
-                     duration, warmup, calibrate_duration, workload_value, rows_per_trx,
+                     duration, warmup, calibrate_duration, replicates, workload_value,
+                     rows_per_trx,
                      preload_rows, datadir_on, profile_ref, measure, emulate_channels,
                      buffer_pool, server_options, save_workload, force, seed, as_json,
                      markdown_file, show_progress) -> None:
@@ -374,7 +379,7 @@ def validate_command(backend, image, basedir, devices, connections, flush_method
         measure=measure, buffer_pool=buffer_pool, extra=_extra(server_options), advise=False,
         seed=seed, emulate_channels=emulate_channels, preload_rows=preload_rows)
     vopts = ValidateOptions(lab=lab, devices=parse_list(devices), workload_ref=workload_ref,
-                            calibrate_duration_s=calibrate_duration,
+                            calibrate_duration_s=calibrate_duration, replicates=replicates,
                             save_workload=save_workload, force=force, command=command_line())
     if markdown_file:
         try:

@@ -76,6 +76,7 @@ class ValidateOptions:
     save_workload: str | None = None
     force: bool = False
     retries: int = 1                      # a cell whose server fails is tried again once
+    replicates: int = 1                   # measurements of every cell (directions)
     command: str | None = None            # the command line, for the report
 
     def validate(self) -> None:
@@ -91,6 +92,8 @@ class ValidateOptions:
             raise UsageError("lab validate emulates the --devices itself")
         if not 0 <= self.retries <= 3:
             raise UsageError("retries must be between 0 and 3")
+        if not 1 <= self.replicates <= 5:
+            raise UsageError("--replicates must be between 1 and 5")
 
 
 # ---- pure arithmetic ---------------------------------------------------------------------
@@ -127,35 +130,62 @@ def _change_pct(a: float | None, b: float | None) -> float | None:
     return round(100.0 * (b / a - 1.0), 1)
 
 
+def _mean(cells: list[dict], side: str, key: str) -> float | None:
+    xs = [c[side].get(key) for c in cells]
+    if not xs or any(x is None for x in xs):
+        return None
+    return sum(xs) / len(xs)
+
+
+def _replicate_pairs(a: list[dict], b: list[dict]) -> list[tuple[dict, dict]]:
+    """The O_DIRECT and O_DIRECT_NO_FSYNC cells of the same replicate."""
+    by_b = {c.get("replicate", 1): c for c in b}
+    return [(x, by_b[x.get("replicate", 1)]) for x in a if x.get("replicate", 1) in by_b]
+
+
 def directions(cells: list[dict]) -> list[dict]:
     """Per (connections, trx_commit) with both O_DIRECT and O_DIRECT_NO_FSYNC cells: the
     change of Innodb_data_fsyncs/s (and per commit) measured and predicted, and whether
     the predicted direction is right: each change is classed down, flat (within
     ±NOISE_PCT: noise-sized; at trx_commit=1 the data fsyncs are nearly all redo syncs,
     which the flush method does not touch) or up, and right means the same class.
-    ``sign_agrees_per_s``: the bare signs compared, flat or not."""
+    ``sign_agrees_per_s``: the bare signs compared, flat or not.
+
+    With replicates (``lab validate --replicates``) a side's figure is the mean of its
+    cells, and each replicate's own change is classed too: when the replicates disagree
+    (one says down, another flat), the measured direction is noise and the pair is
+    ``undetermined`` — not judged right or wrong, and counted as such."""
     out = []
     keys = sorted({(c["connections"], c["trx_commit"]) for c in cells})
     for conns, tc in keys:
-        pair = {c["flush_method"]: c for c in cells
-                if c["connections"] == conns and c["trx_commit"] == tc and "measured" in c}
-        a, b = pair.get("O_DIRECT"), pair.get("O_DIRECT_NO_FSYNC")
+        side = {m: [c for c in cells if c["connections"] == conns and c["trx_commit"] == tc
+                    and c["flush_method"] == m and "measured" in c]
+                for m in ("O_DIRECT", "O_DIRECT_NO_FSYNC")}
+        a, b = side["O_DIRECT"], side["O_DIRECT_NO_FSYNC"]
         if not a or not b:
             continue
-        row = {"connections": conns, "trx_commit": tc}
-        for per, getter in (("per_s", lambda c, side: c[side]["data_fsyncs_per_s"]),
-                            ("per_commit", lambda c, side: c[side]["data_fsyncs_per_commit"])):
-            m = _change_pct(getter(a, "measured"), getter(b, "measured"))
-            p = _change_pct(getter(a, "predicted"), getter(b, "predicted"))
+        pairs = _replicate_pairs(a, b)
+        row: dict = {"connections": conns, "trx_commit": tc, "replicates": len(pairs)}
+        for per in ("per_s", "per_commit"):
+            key = f"data_fsyncs_{per}"
+            m = _change_pct(_mean(a, "measured", key), _mean(b, "measured", key))
+            p = _change_pct(_mean(a, "predicted", key), _mean(b, "predicted", key))
+            reps = [_change_pct(x["measured"].get(key), y["measured"].get(key))
+                    for x, y in pairs]
+            agree = len({_sign(r, NOISE_PCT) for r in reps if r is not None}) <= 1
             row[f"measured_change_{per}_pct"] = m
             row[f"predicted_change_{per}_pct"] = p
+            row[f"replicate_changes_{per}_pct"] = reps
+            row[f"replicates_agree_{per}"] = agree
             ms, ps = _sign(m, NOISE_PCT), _sign(p, NOISE_PCT)
-            row[f"right_{per}"] = None if ms is None or ps is None else ms == ps
+            row[f"right_{per}"] = (None if ms is None or ps is None or not agree
+                                   else ms == ps)
             if per == "per_s":
                 row["sign_agrees_per_s"] = (None if m is None or p is None
                                             else _sign(m) == _sign(p))
         row["measured_flat"] = (row["measured_change_per_s_pct"] is not None
                                 and abs(row["measured_change_per_s_pct"]) <= NOISE_PCT)
+        row["undetermined"] = not row["replicates_agree_per_s"]
         out.append(row)
     return out
 
@@ -186,6 +216,7 @@ def device_summary(cells: list[dict]) -> dict:
         "direction_right_per_commit": f"{sum(right_pc)}/{len(right_pc)}",
         "direction_sign_agrees": f"{sum(signs)}/{len(signs)}",
         "direction_right_not_flat": _right_not_flat(dirs),
+        "direction_undetermined": sum(1 for d in dirs if d["undetermined"]),
     }
 
 
@@ -273,15 +304,19 @@ def run_cell(opts: LabOptions, plan: RunPlan, workdir: Path, device: str, profil
 
 # ---- the matrix --------------------------------------------------------------------------
 
-def cell_plans(opts: LabOptions) -> list[RunPlan]:
-    """connections × trx_commit × flush method, the two flush methods of a pair run one
-    after the other (the direction compares them)."""
-    plans = []
-    combos = [(c, t, f) for c in opts.connections for t in opts.trx_commits
-              for f in opts.flush_methods]
-    for i, (c, t, f) in enumerate(combos):
-        plans.append(RunPlan(i + 1, len(combos), f, t, None, c))
-    return plans
+def cell_plans(opts: LabOptions, replicates: int = 1) -> list[tuple[RunPlan, int]]:
+    """(plan, replicate): connections × trx_commit × flush method, the flush methods of a
+    pair one after the other (the direction compares them) and, with replicates, in
+    alternating order (A B B A ...) so that a drift of the host during a pair's runs
+    does not favour one method."""
+    blocks = [(c, t) for c in opts.connections for t in opts.trx_commits]
+    combos = []
+    for c, t in blocks:
+        for r in range(1, replicates + 1):
+            methods = opts.flush_methods if r % 2 else list(reversed(opts.flush_methods))
+            combos += [(c, t, f, r) for f in methods]
+    return [(RunPlan(i + 1, len(combos), f, t, None, c), r)
+            for i, (c, t, f, r) in enumerate(combos)]
 
 
 def host_facts(path: str) -> dict:
@@ -374,7 +409,7 @@ def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> d
     devices: list[dict] = []
     date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     say = progress_line or (lambda text: None)
-    plans = cell_plans(o)
+    plans = cell_plans(o, vopts.replicates)
     calibration = None
     wp = None
     try:
@@ -417,14 +452,15 @@ def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> d
                     continue
             cells = []
             tag = f"device {dn}/{len(vopts.devices)} {device}"
-            for plan in plans:
+            for plan, replicate in plans:
                 wl, src = workload_at(wp, plan.connections)
                 workdir = base / f"{dn}-run-{plan.index}"
-                cells.append(_cell_with_retries(vopts, plan, workdir, device, profile,
-                                                emulation, wl, src, wp.workload, warnings,
-                                                _prefixed(progress, tag),
-                                                commit_base_ms(wp, plan.connections,
-                                                               sleeping=plan.commits_sleep)))
+                cell = _cell_with_retries(vopts, plan, workdir, device, profile, emulation,
+                                          wl, src, wp.workload, warnings,
+                                          _prefixed(progress, tag),
+                                          commit_base_ms(wp, plan.connections,
+                                                         sleeping=plan.commits_sleep))
+                cells.append({**cell, "replicate": replicate})
             entry["cells"] = cells
             entry["summary"] = device_summary(cells)
             devices.append(entry)
@@ -443,6 +479,7 @@ def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> d
         "host": host, "storage": {"datadir_on": str(base.parent), "filesystem": fs},
         "matrix": {"devices": list(vopts.devices), "connections": list(o.connections),
                    "flush_methods": list(o.flush_methods), "trx_commits": list(o.trx_commits),
+                   "replicates": vopts.replicates,
                    "duration_s": o.duration_s, "warmup_s": o.warmup_s,
                    "buffer_pool": o.buffer_pool, "extra": dict(o.extra),
                    "workload": o.spec(o.connections[0]).to_dict(),

@@ -9,8 +9,8 @@ JSON keys (``--json``; schema ``innoflush.lab-validate/1``):
   ``vendor``, ``rotational``, ``write_cache``, ``virtual``}, ``python``;
   ``storage`` {``datadir_on``, ``filesystem``};
 - ``matrix``: ``devices``, ``connections``, ``flush_methods``, ``trx_commits``,
-  ``duration_s``, ``warmup_s``, ``buffer_pool``, ``extra``, ``workload`` (the load's
-  spec), ``description``;
+  ``replicates`` (times every cell is measured), ``duration_s``, ``warmup_s``,
+  ``buffer_pool``, ``extra``, ``workload`` (the load's spec), ``description``;
 - ``calibration``: ``workload_profile`` (the profile the predictions used, as saved by
   ``lab calibrate``), ``runs`` (one per connection count: ``connections``, ``commits``,
   ``tps``, ``server_cpu_us_per_trx``, ``client_cpu_us_per_trx``, ... ``workload``),
@@ -23,7 +23,7 @@ JSON keys (``--json``; schema ``innoflush.lab-validate/1``):
   ``notes``}), ``skipped`` (why, when this host cannot emulate it), ``cells`` and
   ``summary``:
   - a cell: ``device``, ``connections``, ``flush_method``, ``trx_commit``,
-    ``settings_match``, ``read_back``, ``measured`` (``tps``,
+    ``replicate`` (1.. ``replicates``), ``settings_match``, ``read_back``, ``measured`` (``tps``,
     ``commit_latency_p50_ms``, ``commit_latency_p99_ms``, ``data_fsyncs_per_s``,
     ``data_writes_per_s``, ``data_fsyncs_per_data_write``, ``data_fsyncs_per_commit``,
     ``commits``, ``seconds``, ``commits_per_redo_sync``, ``server_cpu_us_per_trx``,
@@ -44,12 +44,17 @@ JSON keys (``--json``; schema ``innoflush.lab-validate/1``):
     ``mape_single_calibration``, ``direction`` [{``connections``, ``trx_commit``,
     ``measured_change_per_s_pct``, ``predicted_change_per_s_pct``, ``right_per_s``,
     ``measured_change_per_commit_pct``, ``predicted_change_per_commit_pct``,
-    ``right_per_commit``, ``measured_flat``, ``sign_agrees_per_s``}] (each change classed
-    down / flat (within ±3%) / up; right: the same class), ``direction_right`` ("k/n"),
-    ``direction_all_right`` (null without a pair), ``direction_right_per_commit``,
+    ``right_per_commit``, ``measured_flat``, ``sign_agrees_per_s``, ``replicates``,
+    ``replicate_changes_per_s_pct`` and ``replicate_changes_per_commit_pct`` (each
+    replicate's own change), ``replicates_agree_per_s`` and ``replicates_agree_per_commit``
+    (every replicate's change in the same class), ``undetermined`` (the per-second
+    classes disagree: noise, not judged)}] (each change classed down / flat (within ±3%)
+    / up, a side being the mean of its replicates; right: the same class; null when
+    undetermined), ``direction_right`` ("k/n" over the judged pairs),
+    ``direction_all_right`` (null without a judged pair), ``direction_right_per_commit``,
     ``direction_sign_agrees``,
     ``direction_right_not_flat`` (right among the pairs whose measured change is beyond
-    ±3%);
+    ±3%), ``direction_undetermined`` (pairs whose replicates disagree);
 - ``warnings``.
 """
 
@@ -96,13 +101,17 @@ def _flags(c: dict) -> str:
 
 
 def cell_rows(cells: list[dict]) -> list[list]:
+    """One row per cell; with replicates the connections read "4 #2" (replicate 2)."""
+    replicated = any(c.get("replicate", 1) > 1 for c in cells)
     rows = []
     for c in cells:
+        conns = (f"{c['connections']} #{c.get('replicate', 1)}" if replicated
+                 else c["connections"])
         if "measured" not in c:
-            rows.append([c["connections"], c["flush_method"], c["trx_commit"],
+            rows.append([conns, c["flush_method"], c["trx_commit"],
                          "FAILED: " + c.get("error", "?")[:60], "", "", "", "", ""])
             continue
-        rows.append([c["connections"], c["flush_method"], c["trx_commit"],
+        rows.append([conns, c["flush_method"], c["trx_commit"],
                      _pair(c, "tps"), _pair(c, "commit_latency_p50_ms"),
                      _pair(c, "commit_latency_p99_ms"), _pair(c, "data_fsyncs_per_s"),
                      _pair(c, "data_writes_per_s"), _flags(c)])
@@ -129,11 +138,15 @@ def summary_rows(report: dict, which: str = "mape") -> list[list]:
                 cell += f" ({m['cells']} cells; {m['excluded']} measured 0)"
             row.append(cell)
         if which == "mape":
-            if s["direction_all_right"] is None:
+            und = s.get("direction_undetermined") or 0
+            if not s["direction"]:
                 row.append("- (no O_DIRECT/O_DIRECT_NO_FSYNC pair)")
+            elif s["direction_all_right"] is None:
+                row.append(f"- (all {und} undetermined: the replicates disagree)")
             else:
                 row.append(s["direction_right"] + (" ✓" if s["direction_all_right"] else " ✗")
-                           + f" ({s.get('direction_right_not_flat', '-')} beyond ±3%)")
+                           + f" ({s.get('direction_right_not_flat', '-')} beyond ±3%"
+                           + (f"; {und} undetermined" if und else "") + ")")
         rows.append(row)
     return rows
 
@@ -142,23 +155,39 @@ SUMMARY_HEADERS = ["device", "TPS (≤15%)", "commit p50 (≤20%)", "commit p99"
                    "(≤25%)", "data writes/s (≤25%)", "O_DIRECT→NO_FSYNC fsyncs direction right"]
 
 
+def _right(r: dict, per: str) -> str:
+    if not r.get(f"replicates_agree_{per}", True):
+        return "undetermined"
+    return {True: "yes", False: "NO", None: "-"}[r[f"right_{per}"]]
+
+
+def _replicate_changes(r: dict) -> str:
+    reps = r.get("replicate_changes_per_s_pct") or []
+    if len(reps) < 2:
+        return "-"
+    return ", ".join(pct(x) for x in reps) + ("" if r["replicates_agree_per_s"]
+                                              else " (disagree)")
+
+
 def direction_rows(report: dict) -> list[list]:
     rows = []
     for d in report["devices"]:
         for r in d["summary"]["direction"]:
             rows.append([d["name"], r["connections"], r["trx_commit"],
-                         pct(r["measured_change_per_s_pct"]),
+                         pct(r["measured_change_per_s_pct"]), _replicate_changes(r),
                          pct(r["predicted_change_per_s_pct"]),
-                         {True: "yes", False: "NO", None: "-"}[r["right_per_s"]]
-                         + (" (measured flat)" if r["measured_flat"] else ""),
+                         _right(r, "per_s")
+                         + (" (measured flat)" if r["measured_flat"]
+                            and r.get("replicates_agree_per_s", True) else ""),
                          {True: "yes", False: "no", None: "-"}[r.get("sign_agrees_per_s")],
                          pct(r["measured_change_per_commit_pct"]),
                          pct(r["predicted_change_per_commit_pct"]),
-                         {True: "yes", False: "NO", None: "-"}[r["right_per_commit"]]])
+                         _right(r, "per_commit")])
     return rows
 
 
-DIRECTION_HEADERS = ["device", "conns", "trx", "fsyncs/s measured", "predicted", "right",
+DIRECTION_HEADERS = ["device", "conns", "trx", "fsyncs/s measured", "per replicate",
+                     "predicted", "right",
                      "bare signs agree", "fsyncs/commit measured", "predicted", "right"]
 
 
@@ -193,6 +222,11 @@ CALIBRATION_HEADERS = ["conns", "commits", "TPS (trx_commit=0)", "server CPU µs
                        "growth B/trx", "files", "extend B", "COMMIT p50 ms"]
 
 
+def _times(m: dict) -> str:
+    n = m.get("replicates") or 1
+    return f", every cell measured {n} times" if n > 1 else ""
+
+
 def _device_head(d: dict) -> str:
     p = d["profile"]
     if d["kind"] == "local":
@@ -214,7 +248,7 @@ def render_text(report: dict) -> str:
                f"{report['server'].get('sim_flavor') or '?'}), {report['date']}")
     out.append(f"matrix: connections {m['connections']} × {m['flush_methods']} × "
                f"trx_commit {m['trx_commits']}, {m['duration_s']:g} s per cell after "
-               f"{m['warmup_s']:g} s of warm-up; {m['description']}")
+               f"{m['warmup_s']:g} s of warm-up{_times(m)}; {m['description']}")
     out.append(f"wall time {report['wall_s']:.0f} s")
     out.append("")
     rows = calibration_rows(report)
@@ -286,7 +320,7 @@ def render_markdown(report: dict, title: str = "innoflush validation: measured b
                f"{', '.join(m['flush_methods'])} × trx_commit "
                f"{', '.join(map(str, m['trx_commits']))}; {m['duration_s']:g} s measured "
                f"per cell after {m['warmup_s']:g} s of warm-up; buffer pool "
-               f"{m['buffer_pool']}; binlog off; a fresh server per cell")
+               f"{m['buffer_pool']}; binlog off; a fresh server per cell{_times(m)}")
     out.append(f"- **Workload**: {m['description']}")
     out.append("")
     out.append("## Mean absolute percentage error per device")
@@ -329,7 +363,11 @@ def render_markdown(report: dict, title: str = "innoflush validation: measured b
     out.append("Each change is classed down, flat (within ±3%: noise-sized) or up; right = "
                "the predicted change is in the measured class. At trx_commit=1 the data "
                "fsyncs are nearly all redo syncs, which the flush method does not touch, so "
-               "there both are flat. \"bare signs agree\" compares the signs alone.")
+               "there both are flat. \"bare signs agree\" compares the signs alone. With "
+               "replicates (each cell measured more than once, the pair's runs in A B B A "
+               "order) a side is the mean of its runs, and a pair whose replicates disagree "
+               "on the class is undetermined: its measured direction is noise, and it is "
+               "neither right nor wrong.")
     out.append("")
     out.append(_md_table(DIRECTION_HEADERS, direction_rows(report)))
     out.append("")
