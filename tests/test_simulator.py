@@ -521,3 +521,15 @@ def test_a_client_on_the_same_host_competes_for_the_cores():
     assert shared.tps == pytest.approx(2000, rel=0.05)  # now 1 ms of CPU per transaction
     with pytest.raises(Exception, match="part of client_us_per_trx"):
         run(cfg, Workload(client_us_per_trx=10, client_cpu_us_per_trx=20))
+
+
+def test_carry_pays_whole_units_and_keeps_the_fraction():
+    from innoflush.simulator.carry import Carry
+
+    c = Carry()
+    got = [c.take(0.25) for _ in range(10)]
+    assert got == [0, 0, 0, 1, 0, 0, 0, 1, 0, 0] and c.frac == 0.5
+    capped = Carry()
+    assert capped.take(2.5, limit=1) == 1      # at most the limit now ...
+    assert capped.take(0.0) == 1               # ... the rest owed later
+    assert capped.frac == 0.5

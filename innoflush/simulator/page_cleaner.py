@@ -224,9 +224,8 @@ def flush_segment(srv, k: int, rewrites: int, oldest_lsn: int):
     if srv.config.innodb_doublewrite:
         # pages re-initialised since their last write go straight to their file (their
         # redo rebuilds them: MariaDB's buf_page_t::flush); the rest are doublewritten
-        srv.dblwr_carry += (k - rewrites) * srv.workload.dblwr_page_share
-        d = min(k, rewrites + int(srv.dblwr_carry))
-        srv.dblwr_carry -= d - rewrites
+        d = rewrites + srv.dblwr_carry.take((k - rewrites) * srv.workload.dblwr_page_share,
+                                            k - rewrites)
         if d:
             block = fl.dblwr_block_pages
             for i in range(0, d, block):

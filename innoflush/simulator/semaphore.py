@@ -22,13 +22,15 @@ class Semaphore:
         self.free = capacity
         self.waiters: deque = deque()
 
-    def acquire(self, n: int = 1):
-        """None when the n slots are taken at once, else an event to yield (FIFO)."""
+    def acquire(self, n: int = 1, first: bool = False):
         if self.free >= n and not self.waiters:
             self.free -= n
             return None
         ev = self.env.event()
-        self.waiters.append((n, ev))
+        if first:
+            self.waiters.appendleft((n, ev))
+        else:
+            self.waiters.append((n, ev))
         return ev
 
     def release(self, n: int = 1) -> None:
