@@ -233,7 +233,7 @@ class Server:
                 yield ev | self.env.timeout(MIGRATION_COST_S)
                 if not ev.triggered and pool.withdraw(ev):
                     pool = self.cpu
-                    ev = pool.acquire()
+                    ev = pool.acquire(first=woken)
                     if ev is not None:
                         yield ev
         yield self.env.timeout(seconds)
