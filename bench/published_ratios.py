@@ -15,14 +15,23 @@ page writes per commit, so one can see which workload assumptions give which rat
 from __future__ import annotations
 
 import argparse
+import csv
+from pathlib import Path
 
 from tabulate import tabulate
 
 from innoflush.profiles import load_profile
 from innoflush.simulator import ServerConfig, Workload, simulate
 
-PUBLISHED = {("mysql-5.7", "O_DIRECT"): 0.01046, ("mysql-5.7", "O_DIRECT_NO_FSYNC"): 0.00172,
-             ("mysql-8.0", "O_DIRECT"): 0.00729, ("mysql-8.0", "O_DIRECT_NO_FSYNC"): 0.00053}
+RATIOS_CSV = Path(__file__).resolve().parents[1] / "reference" / "innodb_fsync_write_ratio.csv"
+
+
+def published() -> dict[tuple[str, str], float]:
+    """(flavor, flush method) -> the published ratio, from reference/ (provenance there)."""
+    with open(RATIOS_CSV, newline="", encoding="utf-8") as f:
+        return {("mysql-" + ".".join(r["server_version"].split(".")[:2]),
+                 r["innodb_flush_method"]): float(r["innodb_data_fsyncs_per_innodb_data_writes"])
+                for r in csv.DictReader(f)}
 
 
 def main() -> None:
@@ -32,10 +41,11 @@ def main() -> None:
     ap.add_argument("--pages-per-trx", default="0.005,0.02,0.1,0.5")
     args = ap.parse_args()
     profile = load_profile(args.profile)
+    ratios = published()
     rows = []
     for flavor in ("mysql-5.7", "mysql-8.0"):
         for method in ("O_DIRECT", "O_DIRECT_NO_FSYNC"):
-            row = [flavor, method, PUBLISHED[(flavor, method)]]
+            row = [flavor, method, ratios[(flavor, method)]]
             for pages in (float(x) for x in args.pages_per_trx.split(",")):
                 cfg = ServerConfig(
                     flavor=flavor, innodb_flush_method=method, innodb_flush_log_at_trx_commit=2,

@@ -56,3 +56,15 @@ def format_ns(ns: float | None) -> str:
     if ns < 1_000_000_000:
         return f"{ns / 1e6:.2f} ms"
     return f"{ns / 1e9:.2f} s"
+
+
+def format_us_cell(ns: float | None) -> str:
+    """Nanoseconds as a table's microseconds, no unit: 1550 -> '1.55', 2920750 -> '2,921'."""
+    if ns is None:
+        return "-"
+    us = ns / 1e3
+    if us < 10:
+        return f"{us:.2f}"
+    if us < 100:
+        return f"{us:.1f}"
+    return f"{us:,.0f}"

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Build innoflush's built-in device profiles from the published measurements.
 
-Reads the transcription of the published figures (../shared/reference/
-published_sync_latency.csv beside the repository by default; pass another path as the
-first argument) and writes one JSON profile per device into innoflush/profiles/builtin/
-(or --out DIR). The output depends only on the CSV and this file: running it twice gives
-byte-identical files, and tests/test_profiles_builtin.py checks that the committed
-profiles are what this script produces.
+Reads the transcription of the published figures (reference/published_sync_latency.csv
+by default, provenance in reference/README.md; pass another path as the first argument)
+and writes one JSON profile per device into innoflush/profiles/builtin/ (or --out DIR).
+The output depends only on the CSV and this file: running it twice gives byte-identical
+files, and tests/test_profiles_builtin.py checks that the committed profiles are what
+this script produces.
 
 What goes into a profile, and how honestly:
 
@@ -40,8 +40,9 @@ if str(REPO) not in sys.path:
 
 from innoflush.profiles.model import OPS, DeviceProfile, ProfileTest  # noqa: E402
 from innoflush.stats import LatencySummary  # noqa: E402
+from innoflush.units import format_ns  # noqa: E402
 
-DEFAULT_CSV = REPO.parent / "shared" / "reference" / "published_sync_latency.csv"
+DEFAULT_CSV = REPO / "reference" / "published_sync_latency.csv"
 DEFAULT_OUT = REPO / "innoflush" / "profiles" / "builtin"
 
 K16 = 16 * 1024
@@ -474,10 +475,6 @@ def _num(x: float) -> str:
     return f"{x:,.0f}" if x == int(x) else f"{x:,.1f}" if x * 10 == int(x * 10) else f"{x:,}"
 
 
-def _us(x: float) -> str:
-    return f"{x:,.1f} µs" if x < 1000 else f"{x / 1000:,.2f} ms"
-
-
 def _size(n: int) -> str:
     return {K16: "16 KB", M2: "2 MB"}.get(n, f"{n} B")
 
@@ -515,7 +512,7 @@ def fio_tests(rows: list[dict]) -> list[ProfileTest]:
             lat = [1e9 / w for w in wps]
             write = LatencySummary.mean_only(round(sum(lat) / len(lat), 1), count)
             note = (f"{head}. write = mean of the runs' 1/writes_per_s "
-                    f"({', '.join(_us(x / 1e3) for x in lat)}): derived from the published "
+                    f"({', '.join(format_ns(x) for x in lat)}): derived from the published "
                     "rate (one job at queue depth 1, fio's default; the fio script itself is "
                     f"not in the seed). {_COUNT_NOTE} No distribution published.")
             tests.append(ProfileTest(op=op, write_bytes=size, direct=bool(direct), jobs=jobs,
@@ -570,12 +567,12 @@ def loop_test(row: dict, dev: Dev) -> ProfileTest:
     what = f"{_size(size)} {'O_DIRECT' if direct is not False else 'buffered'} write + {op}"
     if lat is not None:
         mean_us = lat
-        note = (f"published: {_num(rate)}/s, {_us(lat)} per {what} (mean of the whole "
+        note = (f"published: {_num(rate)}/s, {format_ns(lat * 1e3)} per {what} (mean of the whole "
                 "write+sync; no distribution published)")
     else:
         mean_us = 1e6 / rate
-        note = (f"published: {_num(rate)}/s only; mean {_us(mean_us)} = 1/rate, derived "
-                f"(no latency published) for {what}")
+        note = (f"published: {_num(rate)}/s only; mean {format_ns(mean_us * 1e3)} = 1/rate, "
+                f"derived (no latency published) for {what}")
     if iterations:
         note += f"; {iterations:,} iterations"
     if direct is False and dev.zfs:
@@ -617,9 +614,9 @@ def plp_verdict(*, cls: str, plp: str, write_cache: str, rotational: bool | None
     figure_us is the published mean of the cheapest flush the source gives: fio's sync
     latency after a 16 KB write (seed 000) or a whole small write+fsync (the loops).
     """
-    fig = f"{figure_what}: {_us(figure_us)} (published mean)"
+    fig = f"{figure_what}: {format_ns(figure_us * 1e3)} (published mean)"
     if fdatasync_us is not None:
-        fig += f", fdatasync {_us(fdatasync_us)}"
+        fig += f", fdatasync {format_ns(fdatasync_us * 1e3)}"
     reasons = [fig + "."]
 
     def out(verdict: str, safe: bool | None, *why: str) -> dict:
@@ -693,7 +690,8 @@ def plp_verdict(*, cls: str, plp: str, write_cache: str, rotational: bool | None
     if plp == "no":
         return out("volatile-cache", False,
                    f"{plp_says.capitalize()}, so its write cache is volatile; the flush "
-                   f"({_us(figure_us)}) is neither a protected cache's nor clearly a full one.")
+                   f"({format_ns(figure_us * 1e3)}) is neither a protected cache's nor clearly "
+                   "a full one.")
     return out("unknown", None,
                f"Between a protected cache's flush (≤ {FAST_FLUSH_US:.0f} µs) and a volatile "
                f"one's (≥ {SLOW_FLUSH_US:.0f} µs), with {plp_says}.")
@@ -735,7 +733,7 @@ def _select(rows: list[dict], dev: Dev) -> list[dict]:
 
 def _mention_note(row: dict, quote: str) -> str:
     rate = float(row["ops_per_s"])
-    return (f"Seed 004 (Percona 2019): {quote}. Rate only: 1/rate = {_us(1e6 / rate)} "
+    return (f"Seed 004 (Percona 2019): {quote}. Rate only: 1/rate = {format_ns(1e9 / rate)} "
             "(derived). Not a separate profile; the 2018 figure is the one used here.")
 
 
@@ -757,7 +755,7 @@ def build_profile(dev: Dev, rows: list[dict], all_rows: list[dict]) -> DevicePro
                       if source_key(r) == src and r["device_id"] == device_id]
     if notes:
         prov["notes"] = notes
-    prov["transcribed_in"] = "shared/reference/published_sync_latency.csv"
+    prov["transcribed_in"] = "reference/published_sync_latency.csv"
     device = {
         "class": dev.cls,
         "model": dev.model,

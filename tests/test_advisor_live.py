@@ -12,10 +12,10 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from innoflush.advisor.connect import ReadOnlySession
-from innoflush.advisor.sampling import combine, observe, sample
 from innoflush.cli import main
 from innoflush.lab.local import ServerOptions, free_port
+from innoflush.live.connect import ReadOnlySession
+from innoflush.live.sampling import combine, observe, sample
 
 pytestmark = pytest.mark.server
 
@@ -184,8 +184,8 @@ def test_captured_fixture_matches_the_live_server(mariadb_server, load_fixture):
     variable and status names must be what the live server reports."""
     import pymysql
 
-    from innoflush.advisor.facts import read_variables
-    from innoflush.advisor.sampling import read_status
+    from innoflush.live.facts import read_variables
+    from innoflush.live.sampling import read_status
 
     fx = load_fixture("mariadb-10.11")
     s = ReadOnlySession(pymysql.connect(host="127.0.0.1", port=mariadb_server.port,

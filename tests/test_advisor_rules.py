@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from innoflush.advisor.facts import (
+from innoflush.advisor.rules import Context, DeviceFacts, _fs_word, device_from_profile, evaluate
+from innoflush.live.facts import (
     NoInnoDB,
     detect_product,
     effective_flush_method,
     facts_from_variables,
     sim_flavor_for,
 )
-from innoflush.advisor.rules import Context, DeviceFacts, _fs_word, device_from_profile, evaluate
-from innoflush.advisor.sampling import Snapshot, interval_between, observe
+from innoflush.live.sampling import Snapshot, interval_between, observe
 
 VOLATILE = DeviceFacts(name="consumer", title="Consumer NVMe", source="profile",
                        klass="consumer NVMe", plp="no", verdict="volatile-cache",

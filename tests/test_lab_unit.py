@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from innoflush.advisor.sampling import Snapshot, interval_between, observe
 from innoflush.cli import main
 from innoflush.errors import UsageError
 from innoflush.lab import run as labrun
@@ -39,6 +38,7 @@ from innoflush.lab.workload import (
     latency_ms,
     schema_sql,
 )
+from innoflush.live.sampling import Snapshot, interval_between, observe
 
 # ---- workload derivation ---------------------------------------------------------------
 

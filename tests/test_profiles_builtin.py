@@ -16,7 +16,7 @@ from innoflush.profiles.store import load_builtin
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "build_builtin_profiles.py"
 BUILTIN_DIR = REPO / "innoflush" / "profiles" / "builtin"
-REFERENCE_CSV = REPO.parent / "shared" / "reference" / "published_sync_latency.csv"
+REFERENCE_CSV = REPO / "reference" / "published_sync_latency.csv"
 
 NAMES = builtin_names()
 K16, M2 = 16384, 2097152
@@ -188,9 +188,7 @@ def test_assumptions_table_has_a_basis_for_every_row():
 
 
 def test_generator_is_reproducible(tmp_path):
-    if not REFERENCE_CSV.is_file():
-        pytest.skip(f"REPRODUCIBILITY NOT CHECKED: {REFERENCE_CSV} is absent (the shared "
-                    "reference directory is expected beside the repository)")
+    assert REFERENCE_CSV.is_file(), f"{REFERENCE_CSV} is part of the repository"
     out = tmp_path / "builtin"
     res = subprocess.run([sys.executable, str(SCRIPT), str(REFERENCE_CSV), "--out", str(out)],
                          capture_output=True, text=True, cwd=tmp_path, check=False)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from .facts import filesystem_of, gather_facts, local_datadir, same_filesystem
+from ..live.facts import filesystem_of, gather_facts, local_datadir, same_filesystem
+from ..live.sampling import combine, observe, sample
 from .fit import fit_workload, workload_from_profile
 from .predict import predict_findings
 from .report import build_report
 from .rules import Context, device_from_profile, evaluate
-from .sampling import combine, observe, sample
 
 # Keyword arguments for innoflush.measure.measure_profile; None: its --quick preset.
 MEASURE_KW: dict | None = None
@@ -68,10 +68,8 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
         if not iv.valid:
             warnings.append(f"interval {iv.index + 1} ignored: {iv.problem}")
     total = combine(intervals)
-    redo_wt = (facts.flush_method == "O_DSYNC"
-               or str(facts.variables.get("innodb_log_file_write_through", "")).upper() == "ON")
     observed = observe(total, facts.product, facts.log_bin, facts.trx_commit,
-                       facts.flush_log_at_timeout, redo_wt,
+                       facts.flush_log_at_timeout, facts.redo_write_through,
                        intervals=sum(1 for iv in intervals if iv.valid))
     if facts.replica_status_readable is False:
         warnings.append("replica status not readable (missing REPLICATION CLIENT / SLAVE "

@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..errors import InnoflushError, UsageError
-from .connect import ConnectError, connect, resolve_options, scrub
+from ..live.connect import ConnectError, connect, resolve_options, scrub
 from .report import render_text, to_json
 
 EXIT_RECOMMENDATIONS = 3

@@ -27,11 +27,11 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from ..live.facts import ServerFacts
+from ..live.sampling import Observed
 from ..simulator import ServerConfig, Workload, simulate
 from ..simulator.config import MiB
 from ..simulator.flavors import get_flavor
-from .facts import ServerFacts
-from .sampling import Observed
 
 DEFAULT_WORKLOAD = Workload()
 TOLERANCE = 0.05          # |simulated - observed| / observed accepted

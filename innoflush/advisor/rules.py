@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .facts import ServerFacts
-from .sampling import Observed
+from ..live.facts import ServerFacts
+from ..live.sampling import Observed
+from ..units import format_ns
 
 SEVERITIES = ("data-safety", "durability", "performance")
 DURABILITIES = ("strict", "relaxed")
@@ -145,14 +146,6 @@ class Evaluation:
 
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: SEVERITIES.index(f.severity))
-
-
-def _us(ns) -> str:
-    if ns is None:
-        return "?"
-    if ns >= 1e6:
-        return f"{ns / 1e6:.2f} ms"
-    return f"{ns / 1e3:.1f} µs"
 
 
 def _dev_name(ctx: Context) -> str:
@@ -386,7 +379,7 @@ def rule_flush_method(ctx: Context, ev: Evaluation) -> None:
         ctx, "O_DIRECT_NO_FSYNC", "performance",
         [f"observed {text}",
          f"{_dev_name(ctx)}: write cache judged non-volatile/safe "
-         f"({ctx.device.verdict}); fsync {_us(ctx.device.fsync_ns)}"]
+         f"({ctx.device.verdict}); fsync {format_ns(ctx.device.fsync_ns)}"]
         + ctx.device.reasons[:2]
         + [f"{f.title} has the create/extend fsync fix; doublewrite and data share a "
            "filesystem"],
@@ -461,7 +454,7 @@ def rule_trx_commit(ctx: Context, ev: Evaluation) -> None:
     d = ctx.device
     if d and d.fsync_ns is not None and d.fsync_ns < CHEAP_SYNC_NS:
         ev.notes.append(f"--durability relaxed, but {_dev_name(ctx)} syncs in "
-                        f"{_us(d.fsync_ns)}: innodb_flush_log_at_trx_commit=2 would gain "
+                        f"{format_ns(d.fsync_ns)}: innodb_flush_log_at_trx_commit=2 would gain "
                         "little; keeping 1")
         return
     o = ctx.observed
@@ -473,7 +466,7 @@ def rule_trx_commit(ctx: Context, ev: Evaluation) -> None:
                    + (f", {o.commits_per_redo_sync:g} commits per sync"
                       if o.commits_per_redo_sync else ""))
     if d and d.fsync_ns:
-        why.append(f"{_dev_name(ctx)}: a sync costs {_us(d.fsync_ns)}, paid by every "
+        why.append(f"{_dev_name(ctx)}: a sync costs {format_ns(d.fsync_ns)}, paid by every "
                    "commit group")
     role = ("" if not f.replica_like else f"; acceptable on {_role_reason(f)}")
     primary = ("" if f.replica_like or not f.log_bin else
@@ -554,14 +547,14 @@ def rule_use_fdatasync(ctx: Context, ev: Evaluation) -> None:
                                "does not have both fsync and fdatasync figures")
         return
     if d.fdatasync_ns > FDATASYNC_GAIN * d.fsync_ns:
-        ev.notes.append(f"innodb_use_fdatasync: fdatasync ({_us(d.fdatasync_ns)}) is not "
-                        f"cheaper than fsync ({_us(d.fsync_ns)}) on {_dev_name(ctx)}")
+        ev.notes.append(f"innodb_use_fdatasync: fdatasync ({format_ns(d.fdatasync_ns)}) is not "
+                        f"cheaper than fsync ({format_ns(d.fsync_ns)}) on {_dev_name(ctx)}")
         return
     ev.findings.append(Finding(
         id="use-fdatasync", severity="performance", setting="innodb_use_fdatasync",
         current="OFF", recommended="ON",
-        why=[f"{_dev_name(ctx)}: fdatasync after a 16 KB write {_us(d.fdatasync_ns)} vs fsync "
-             f"{_us(d.fsync_ns)} ({d.fdatasync_ns / d.fsync_ns:.0%})",
+        why=[f"{_dev_name(ctx)}: fdatasync after a 16 KB write {format_ns(d.fdatasync_ns)} "
+             f"vs fsync {format_ns(d.fsync_ns)} ({d.fdatasync_ns / d.fsync_ns:.0%})",
              "every redo sync and data-file sync InnoDB makes would use it"],
         risk="none for durability: fdatasync skips only metadata not needed to read the "
              "data back (InnoDB still fsyncs where a file's size changes)",

@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InnoflushError, UsageError
+from ..simulator.flavors import FLUSH_METHODS
 from .local import ServerOptions, port_in_use
 from .workload import KINDS, WorkloadError, WorkloadResult, WorkloadSpec, prepare, run_workload
 
-FLUSH_METHODS = ("fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC")
 BACKENDS = ("local", "docker")
 SIM_MIN_S = 3.0               # at least this many simulated seconds (page cleaner and
 SIM_WARMUP_S = 1.0            #    checkpoint run about once a second)
@@ -801,7 +801,7 @@ class _AdviseThread(threading.Thread):
 
     def run(self) -> None:
         from ..advisor.advise import advise
-        from ..advisor.connect import ReadOnlySession
+        from ..live.connect import ReadOnlySession
 
         session = None
         try:
@@ -831,7 +831,7 @@ def advise_summary(report: dict | None, error: str | None) -> dict:
 
 
 def _status_snapshot(session):
-    from ..advisor.sampling import Snapshot, read_status
+    from ..live.sampling import Snapshot, read_status
 
     return Snapshot(time.monotonic(), read_status(session))
 
@@ -1067,9 +1067,9 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
                 emulation: Emulation | None = None, profile=None) -> Measured:
     """Start a server (emulating a device if asked), drive the workload, take the
     deltas and the CPU times, stop it. Nothing is predicted here."""
-    from ..advisor.connect import ReadOnlySession
-    from ..advisor.facts import gather_facts
-    from ..advisor.sampling import interval_between, observe
+    from ..live.connect import ReadOnlySession
+    from ..live.facts import gather_facts
+    from ..live.sampling import interval_between, observe
 
     spec = opts.spec(plan.connections)
     cores = os.cpu_count() or 1
@@ -1145,10 +1145,8 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
         iv = interval_between(0, snaps["a"], b)
         if not iv.valid:
             raise LabError(f"the status counters cannot be used: {iv.problem}")
-        redo_wt = (facts.flush_method == "O_DSYNC" or str(facts.variables.get(
-            "innodb_log_file_write_through", "")).upper() == "ON")
         observed = observe(iv, facts.product, facts.log_bin, facts.trx_commit,
-                           facts.flush_log_at_timeout, redo_wt)
+                           facts.flush_log_at_timeout, facts.redo_write_through)
         session.close()
         if emulation is not None:
             complaints = _preload_complaints(server)
@@ -1300,7 +1298,7 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress,
 # ---- the whole lab ------------------------------------------------------------------------------
 
 def _filesystem(path: str) -> str | None:
-    from ..advisor.facts import filesystem_of
+    from ..live.facts import filesystem_of
 
     return filesystem_of(path)
 

@@ -4,24 +4,13 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from ..units import format_size
+from ..units import format_size, format_us_cell
 from .result import MeasureResult, TestResult
 
 _HEADERS = ["op", "size", "mode", "jobs", "call", "count", "ops/s", "mean µs", "p50 µs",
             "p90 µs", "p99 µs", "p99.9 µs", "max µs"]
 _ALIGN = ["left", "right", "left", "right", "left", "right", "right", "right", "right",
           "right", "right", "right", "right"]
-
-
-def _us(ns: float | None) -> str:
-    if ns is None:
-        return "-"
-    us = ns / 1000
-    if us < 10:
-        return f"{us:.2f}"
-    if us < 1000:
-        return f"{us:.1f}"
-    return f"{us:,.0f}"
 
 
 def _yn(v) -> str:
@@ -45,8 +34,8 @@ def _rows(t: TestResult, notes: list[str]) -> list[list[str]]:
         rows.append((head if first else ["", "", "", ""]) + [
             call, f"{s.count:,}" if first else "",
             f"{t.ops_per_s:,.0f}" if first and t.ops_per_s is not None else "",
-            _us(s.mean_ns), _us(s.p50_ns), _us(s.p90_ns), _us(s.p99_ns), _us(s.p99_9_ns),
-            _us(s.max_ns)])
+            *(format_us_cell(ns) for ns in (s.mean_ns, s.p50_ns, s.p90_ns, s.p99_ns,
+                                            s.p99_9_ns, s.max_ns))])
     return rows
 
 

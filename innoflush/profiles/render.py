@@ -15,7 +15,7 @@ from tabulate import tabulate
 
 from ..errors import ProfileError
 from ..stats import QUANTILE_FIELDS, SHAPE_MEAN_ONLY, LatencySummary
-from ..units import format_size
+from ..units import format_size, format_us_cell
 from .model import COMPONENTS, OPS, DeviceProfile, TestKey
 
 MEAN_ONLY_MARK = "*"
@@ -26,18 +26,6 @@ WIDTH = 100
 
 
 # ---- figures ------------------------------------------------------------------------------
-def fmt_us(ns: float | None) -> str:
-    """Nanoseconds as microseconds for a table: 1550 -> '1.55', 2920750 -> '2,921'."""
-    if ns is None:
-        return "-"
-    us = ns / 1e3
-    if us < 10:
-        return f"{us:.2f}"
-    if us < 100:
-        return f"{us:.1f}"
-    return f"{us:,.0f}"
-
-
 def _round_us(ns: float) -> float:
     return round(ns / 1e3, 3)
 
@@ -59,7 +47,7 @@ def figure(profile: DeviceProfile, component: str, op: str, write_bytes: int,
 def cell(fig: dict | None) -> str:
     if fig is None:
         return "-"
-    return (fmt_us(fig["_ns"]) + (MEAN_ONLY_MARK if fig["stat"] == "mean" else "")
+    return (format_us_cell(fig["_ns"]) + (MEAN_ONLY_MARK if fig["stat"] == "mean" else "")
             + (STAND_IN_MARK if fig["stood_in"] else ""))
 
 
@@ -146,8 +134,8 @@ def _kv_block(title: str, d: dict) -> list[str]:
 
 def _summary_cells(s: LatencySummary) -> list[str]:
     mark = MEAN_ONLY_MARK if s.shape == SHAPE_MEAN_ONLY else ""
-    cells = ["-" if not s.count else f"{s.count:,}", fmt_us(s.mean_ns) + mark]
-    cells += [fmt_us(getattr(s, name)) for name, _p in QUANTILE_FIELDS[1:]]
+    cells = ["-" if not s.count else f"{s.count:,}", format_us_cell(s.mean_ns) + mark]
+    cells += [format_us_cell(getattr(s, name)) for name, _p in QUANTILE_FIELDS[1:]]
     return cells
 
 
@@ -269,5 +257,5 @@ def render_compare(data: dict) -> str:
 
 
 __all__ = ["LEGEND", "MEAN_ONLY_MARK", "STAND_IN_MARK", "cell", "compare_data", "compare_json",
-           "figure", "fmt_us", "list_entry", "list_json", "render_compare", "render_list",
+           "figure", "list_entry", "list_json", "render_compare", "render_list",
            "render_show"]

@@ -1,7 +1,7 @@
 """Server flavors: where MySQL 5.7, MySQL 8.0/8.4 and MariaDB differ in their I/O.
 
-A flavor is data plus a few small functions, read by one model. Sources, per the
-team's research notes (../shared/research/innodb-io-internals.md) and DESIGN.md:
+A flavor is data plus a few small functions, read by one model. Sources (the server
+source files named; docs/model.md gives the references in full):
 - MySQL 8.0.20+ (buf0dblwr.cc): doublewrite files, segments of innodb_doublewrite_pages,
   fsynced only for fsync/O_DSYNC; every tablespace written is fsynced when a segment's
   pages complete (fil_flush_file_spaces), except under O_DIRECT_NO_FSYNC.
@@ -90,12 +90,12 @@ class Flavor:
         return configured
 
 
-_UNIX_METHODS = ("fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC")
+FLUSH_METHODS = ("fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC")
 
 FLAVORS: dict[str, Flavor] = {
     "mysql-8.0": Flavor(
         name="mysql-8.0", title="MySQL 8.0.30+ (also 8.0.20-8.0.29 for page flushing)",
-        flush_methods=_UNIX_METHODS, redo_direct=False, redo_writer_threads=True,
+        flush_methods=FLUSH_METHODS, redo_direct=False, redo_writer_threads=True,
         default_use_fdatasync=False, has_use_fdatasync_variable=True,
         dblwr_segment_pages=4, dblwr_block_pages=4, dblwr_parallel_segments=2,
         dblwr_sync_methods=("fsync", "O_DSYNC"),
@@ -103,7 +103,7 @@ FLAVORS: dict[str, Flavor] = {
         has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True),
     "mysql-8.4": Flavor(
         name="mysql-8.4", title="MySQL 8.4 LTS",
-        flush_methods=_UNIX_METHODS, redo_direct=False, redo_writer_threads=True,
+        flush_methods=FLUSH_METHODS, redo_direct=False, redo_writer_threads=True,
         default_use_fdatasync=True, has_use_fdatasync_variable=True,
         dblwr_segment_pages=128, dblwr_block_pages=128, dblwr_parallel_segments=2,
         dblwr_sync_methods=("fsync", "O_DSYNC"),
@@ -111,7 +111,7 @@ FLAVORS: dict[str, Flavor] = {
         has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True),
     "mysql-5.7": Flavor(
         name="mysql-5.7", title="MySQL 5.7.25+",
-        flush_methods=_UNIX_METHODS, redo_direct=False, redo_writer_threads=False,
+        flush_methods=FLUSH_METHODS, redo_direct=False, redo_writer_threads=False,
         default_use_fdatasync=False, has_use_fdatasync_variable=False,
         dblwr_segment_pages=120, dblwr_block_pages=64, dblwr_parallel_segments=1,
         dblwr_sync_methods=("fsync", "O_DSYNC", "O_DIRECT"),
@@ -119,7 +119,7 @@ FLAVORS: dict[str, Flavor] = {
         has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True),
     "mariadb-10.11": Flavor(
         name="mariadb-10.11", title="MariaDB 10.6-10.11",
-        flush_methods=_UNIX_METHODS, redo_direct=True, redo_writer_threads=False,
+        flush_methods=FLUSH_METHODS, redo_direct=True, redo_writer_threads=False,
         default_use_fdatasync=True, has_use_fdatasync_variable=False,
         dblwr_segment_pages=128, dblwr_block_pages=128, dblwr_parallel_segments=1,
         dblwr_sync_methods=("fsync", "O_DIRECT"),
@@ -128,7 +128,7 @@ FLAVORS: dict[str, Flavor] = {
         o_dsync_data_write_through=True, mariadb_page_cleaner=True, extension_syncs=2),
     "mariadb-11": Flavor(
         name="mariadb-11", title="MariaDB 11.x (O_DIRECT_NO_FSYNC = innodb_doublewrite=fast)",
-        flush_methods=_UNIX_METHODS, redo_direct=True, redo_writer_threads=False,
+        flush_methods=FLUSH_METHODS, redo_direct=True, redo_writer_threads=False,
         default_use_fdatasync=True, has_use_fdatasync_variable=False,
         dblwr_segment_pages=128, dblwr_block_pages=128, dblwr_parallel_segments=1,
         dblwr_sync_methods=("fsync", "O_DIRECT"),

@@ -13,6 +13,7 @@ import socket
 from dataclasses import asdict, dataclass, field
 
 from ..errors import InnoflushError
+from ..measure.facts import mount_facts
 
 # SHOW GLOBAL VARIABLES the advisor keeps (the rest are not read).
 VARIABLES = (
@@ -186,6 +187,13 @@ class ServerFacts:
     @property
     def replica_like(self) -> bool:
         return self.role in ("replica", "galera")
+
+    @property
+    def redo_write_through(self) -> bool:
+        """The redo log is opened synchronous (O_DSYNC, or MariaDB 11's
+        innodb_log_file_write_through): its writes need no separate sync."""
+        return (self.flush_method == "O_DSYNC" or str(self.variables.get(
+            "innodb_log_file_write_through", "")).upper() == "ON")
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -368,22 +376,10 @@ def filesystem_of(path: str, mountinfo: str = "/proc/self/mountinfo") -> str | N
     try:
         real = os.path.realpath(path)
         with open(mountinfo, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+            text = f.read()
     except OSError:
         return None
-    best, best_len = None, -1
-    for line in lines:
-        parts = line.split()
-        try:
-            sep = parts.index("-")
-        except ValueError:
-            continue
-        mount_point = parts[4].replace("\\040", " ")
-        fstype = parts[sep + 1]
-        if (real == mount_point or real.startswith(mount_point.rstrip("/") + "/")
-                or mount_point == "/") and len(mount_point) > best_len:
-            best, best_len = fstype, len(mount_point)
-    return best
+    return mount_facts(real, text)["fs_type"]
 
 
 def local_datadir(facts: ServerFacts, is_local_connection: bool) -> str | None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from innoflush.advisor.connect import (
+from innoflush.errors import UsageError
+from innoflush.live.connect import (
     ConnectionOptions,
     ReadOnlySession,
     WriteRefused,
@@ -14,7 +15,6 @@ from innoflush.advisor.connect import (
     resolve_options,
     scrub,
 )
-from innoflush.errors import UsageError
 
 SECRET = "pa55-w0rd-n3ver-shown"
 
@@ -164,7 +164,7 @@ def test_scrub():
 def test_localhost_means_the_local_socket(tmp_path, monkeypatch):
     import socket
 
-    from innoflush.advisor import connect as connect_mod
+    from innoflush.live import connect as connect_mod
 
     path = str(tmp_path / "mysqld.sock")
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

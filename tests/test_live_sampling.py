@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from innoflush.advisor import sampling
-from innoflush.advisor.sampling import (
+from innoflush.live import sampling
+from innoflush.errors import UsageError
+from innoflush.live.sampling import (
     SamplingError,
     Snapshot,
     combine,
@@ -14,7 +15,6 @@ from innoflush.advisor.sampling import (
     observe,
     sample,
 )
-from innoflush.errors import UsageError
 
 BASE = {"Uptime": 1000, "Uptime_since_flush_status": 1000, "Com_insert": 500,
         "Innodb_data_fsyncs": 900, "Innodb_log_writes": 880, "Innodb_os_log_written": 10**6,
