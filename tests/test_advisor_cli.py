@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from innoflush import measure as measure_pkg
 from innoflush.advisor import cli as advise_cli
-from innoflush.live import sampling
 from innoflush.cli import main
+from innoflush.live import sampling
 from innoflush.live.connect import ReadOnlySession
 
 SECRET = "Sc3nario-pw-never-printed"
@@ -131,8 +131,9 @@ def test_recommendations_json(serve, load_fixture, profile_files):
     assert rep["exit_code"] == 3 and rep["server"]["sim_flavor"] == "mysql-8.0"
     assert rep["server"]["connection"]["password_source"] == "MYSQL_PWD"
     got = {f["id"]: f for f in rep["findings"]}
-    assert set(got) == {"flush-method", "use-fdatasync"}
-    fm = got["flush-method"]
+    assert set(got) == {"flush-method.o-direct-no-fsync-on-plp",
+                        "use-fdatasync.cheaper-than-fsync"}
+    fm = got["flush-method.o-direct-no-fsync-on-plp"]
     assert fm["recommended"] == "O_DIRECT_NO_FSYNC" and fm["restart_needed"]
     for f in got.values():
         p = f["predicted"]

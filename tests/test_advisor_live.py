@@ -51,7 +51,7 @@ def test_advise_under_load_relaxed(mariadb_server, insert_load, profile_files):
     assert o["redo_syncs_source"].startswith("estimated")      # no Innodb_os_log_fsyncs
     assert o["threads_running_avg"] is not None
     assert rep["server"]["datadir_filesystem"]                 # local: read from mountinfo
-    f = {x["id"]: x for x in rep["findings"]}["trx-commit"]
+    f = {x["id"]: x for x in rep["findings"]}["trx-commit.relaxed-allows-2"]
     assert (f["current"], f["recommended"]) == ("1", "2")
     assert f["predicted"]["current"]["tps"] > 0
     assert f["predicted"]["recommended"]["commit_latency_p50_ms"] < \

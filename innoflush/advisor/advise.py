@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from ..live.facts import filesystem_of, gather_facts, local_datadir, same_filesystem
 from ..live.sampling import combine, observe, sample
+from .device import device_from_profile
 from .fit import fit_workload, workload_from_profile
 from .predict import predict_findings
 from .report import build_report
-from .rules import Context, device_from_profile, evaluate
+from .rules import Context, evaluate
 
 # Keyword arguments for innoflush.measure.measure_profile; None: its --quick preset.
 MEASURE_KW: dict | None = None

@@ -38,8 +38,9 @@ JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
   (simulator ServerConfig),
   ``workload`` (fitted Workload), ``observed_tps``, ``simulated_tps``, ``converged``,
   ``steps``, ``sim_duration_s``, ``wall_s``, ``assumptions``.
-- ``findings``: [{``id`` (flush-method|trx-commit|sync-binlog|use-fdatasync|
-  doublewrite), ``severity`` (data-safety|durability|performance), ``setting``,
+- ``findings``: [{``id`` (the rule's id, ``<setting-family>.<situation>`` with the
+  family flush-method|trx-commit|sync-binlog|use-fdatasync|doublewrite; every id in
+  docs/advisor-rules.md), ``severity`` (data-safety|durability|performance), ``setting``,
   ``current``, ``recommended``, ``why`` [..], ``risk``, ``restart_needed``, ``my_cnf``
   [lines for the [mysqld] section], ``set_global`` [statements to apply a dynamic change
   now; innoflush never runs them], ``predicted``: null or {``current``, ``recommended``:

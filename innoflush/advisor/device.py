@@ -1,0 +1,71 @@
+"""What the advisor's rules know about the data device: DeviceFacts, read from a device
+profile (``--profile``) or a fresh measurement (``--measure``)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class DeviceFacts:
+    """What the rules need from a device profile (or a fresh measurement)."""
+
+    name: str
+    title: str
+    source: str                       # "profile" or "measure"
+    klass: str | None = None
+    plp: str | None = None            # yes | no | unknown | claimed
+    verdict: str | None = None        # non-volatile-cache-or-flush-ignored | volatile-cache |
+    #                                   write-through | unknown
+    o_direct_no_fsync_safe: bool | None = None
+    reasons: list[str] = field(default_factory=list)
+    filesystem: str | None = None     # first word, lowercase: ext4, xfs, zfs, tmpfs, ...
+    fsync_ns: float | None = None     # median sync after a 16 KB O_DIRECT write
+    fdatasync_ns: float | None = None
+    fsync_exact: bool = False         # False: the figure stands in for another operation
+    fdatasync_exact: bool = False
+    atomic_writes: bool | None = None
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["class"] = d.pop("klass")
+        d["fsync_median_us"] = round(self.fsync_ns / 1e3, 2) if self.fsync_ns else None
+        d["fdatasync_median_us"] = (round(self.fdatasync_ns / 1e3, 2)
+                                    if self.fdatasync_ns else None)
+        del d["fsync_ns"], d["fdatasync_ns"]
+        return d
+
+
+_KNOWN_FS = ("ext4", "ext3", "xfs", "zfs", "btrfs", "tmpfs", "f2fs", "nfs", "ext2", "bcachefs",
+             "overlay")
+
+
+def _fs_word(text) -> str | None:
+    """The filesystem a profile's free-text 'filesystem' names ('ext4 (discard)' -> ext4),
+    or None when it names none or more than one ('ext4 or xfs')."""
+    if not text:
+        return None
+    found = {w for w in re.findall(r"[a-z0-9]+", str(text).lower()) if w in _KNOWN_FS}
+    return found.pop() if len(found) == 1 else None
+
+
+def device_from_profile(profile, source: str = "profile") -> DeviceFacts:
+    dev = profile.device or {}
+    verdict = profile.plp_verdict or {}
+    out = DeviceFacts(name=profile.name, title=profile.title, source=source,
+                      klass=dev.get("class"), plp=dev.get("plp"),
+                      verdict=verdict.get("verdict"),
+                      o_direct_no_fsync_safe=verdict.get("o_direct_no_fsync_safe"),
+                      reasons=list(verdict.get("reasons") or []),
+                      filesystem=_fs_word(dev.get("filesystem")),
+                      atomic_writes=dev.get("atomic_writes"))
+    from ..errors import ProfileError
+    for op in ("fsync", "fdatasync"):
+        try:
+            summary, note = profile.resolve("sync", op, 16384, True)
+        except ProfileError:
+            continue
+        setattr(out, f"{op}_ns", summary.median_ns)
+        setattr(out, f"{op}_exact", "not in profile" not in note)
+    return out

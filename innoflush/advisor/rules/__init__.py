@@ -1,0 +1,47 @@
+"""The advisor's rules as a table: server facts + observed deltas + device → findings.
+Pure functions, no I/O.
+
+Each rule is one situation with a stable id ``<setting-family>.<situation>`` (e.g.
+``flush-method.no-fsync-on-volatile-cache``), a severity, the setting it concerns, a
+predicate and a builder of its Finding (why, risk, restart, my.cnf lines), plus the
+summary and source that docs/advisor-rules.md is generated from (rules/doc.py). Checks
+beside the rules add what could not be decided without a device profile to
+``cannot_judge``, and what was checked and found fine to ``notes``. How the table is
+walked (first match per family) and what ignoring a rule does: rules/table.py.
+
+Modules: model (the shapes), flush_method, commit (trx-commit, sync-binlog),
+use_fdatasync, doublewrite (each family's entries in order), table (the walk), doc (the
+generated page).
+"""
+
+from __future__ import annotations
+
+from ..device import DeviceFacts, device_from_profile
+from .flush_method import method_change, no_fsync_fix_present
+from .model import (
+    DURABILITIES,
+    SEVERITIES,
+    Change,
+    Check,
+    Context,
+    Evaluation,
+    Finding,
+    Rule,
+)
+from .table import (
+    FAMILIES,
+    RULE_IDS,
+    RULES,
+    TABLE,
+    UnknownRule,
+    check_rule_ids,
+    closest_rule_ids,
+    evaluate,
+)
+
+__all__ = [
+    "DURABILITIES", "FAMILIES", "RULES", "RULE_IDS", "SEVERITIES", "TABLE", "Change", "Check",
+    "Context", "DeviceFacts", "Evaluation", "Finding", "Rule", "UnknownRule",
+    "check_rule_ids", "closest_rule_ids", "device_from_profile", "evaluate", "method_change",
+    "no_fsync_fix_present",
+]

@@ -1,0 +1,399 @@
+"""The ``flush-method.*`` rules: innodb_flush_method (MariaDB 11: innodb_doublewrite=fast
+and innodb_data_file_*).
+
+O_DIRECT_NO_FSYNC only where the data device's write cache is non-volatile or off (the
+profile's plp_verdict says o_direct_no_fsync_safe=true), on a version with the 8.0.14 /
+5.7.25 fix, with doublewrite and data on one filesystem, not on ZFS, and only when
+data-file fsyncs are a visible cost. Never on a volatile cache — and a data-safety finding
+when it is set there. ``fsync`` where O_DIRECT is not supported.
+"""
+
+from __future__ import annotations
+
+from ...live.facts import ServerFacts
+from ...units import format_ns
+from .model import Change, Check, Context, Rule, dev_name
+
+FAMILY = "flush-method"
+# data-file fsyncs are "a visible cost" past these
+MIN_OTHER_FSYNCS_PER_S = 1.0
+MIN_OTHER_FSYNC_SHARE = 0.05
+MIN_OTHER_FSYNC_DEVICE_FRACTION = 0.01
+
+MYSQL_MANUAL = ("MySQL Reference Manual, innodb_flush_method "
+                "(https://dev.mysql.com/doc/refman/8.0/en/innodb-parameters.html"
+                "#sysvar_innodb_flush_method)")
+MARIADB_MANUAL = ("MariaDB documentation, InnoDB Flush Method "
+                  "(https://mariadb.com/docs/server/server-usage/storage-engines/innodb/"
+                  "innodb-flush-method)")
+MDEV_33545 = ("MDEV-33545 (innodb_doublewrite=fast replaces O_DIRECT_NO_FSYNC in MariaDB "
+              "11.0.6 / 11.1.5 / 11.2.4 / 11.4.2)")
+
+
+def no_fsync_fix_present(f: ServerFacts) -> bool:
+    """O_DIRECT_NO_FSYNC fsyncs after create/extend (Bug #27309336) from 5.7.25 / 8.0.14."""
+    if f.is_mariadb:
+        return True  # MariaDB's implementation; the model covers 10.6+
+    v = f.version_tuple
+    return v >= (8, 0, 14) or (5, 7, 25) <= v < (8, 0, 0)
+
+
+def method_change(f: ServerFacts, method: str) -> tuple[str, str, list[str], list[str], bool]:
+    """(setting, recommended text, my.cnf lines, SET GLOBAL lines, restart) for a method."""
+    if f.mariadb11_io_variables:
+        if method == "O_DIRECT_NO_FSYNC":
+            lines = ["innodb_doublewrite = fast"]
+            setting = "innodb_doublewrite"
+        elif method == "O_DIRECT":
+            lines = ["innodb_data_file_buffering = OFF", "innodb_data_file_write_through = OFF"]
+            if f.flush_method == "O_DIRECT_NO_FSYNC":
+                lines = ["innodb_doublewrite = ON"] + lines
+            setting = ("innodb_doublewrite" if f.flush_method == "O_DIRECT_NO_FSYNC"
+                       else "innodb_data_file_buffering")
+        elif method == "fsync":
+            lines = ["innodb_data_file_buffering = ON"]
+            if f.flush_method == "O_DIRECT_NO_FSYNC":
+                lines = ["innodb_doublewrite = ON"] + lines
+            setting = "innodb_data_file_buffering"
+        else:
+            lines = ["innodb_data_file_write_through = ON"]
+            setting = "innodb_data_file_write_through"
+        sets = [f"SET GLOBAL {name} = {value};"
+                for name, value in (ln.split(" = ") for ln in lines)]
+        dynamic = all(f.dynamic(ln.split(" = ")[0], True) for ln in lines)
+        rec = ", ".join(ln.replace(" = ", "=") for ln in lines)
+        return setting, rec, lines, (sets if dynamic else []), not dynamic
+    return ("innodb_flush_method", method, [f"innodb_flush_method = {method}"], [], True)
+
+
+def _current_method_text(f: ServerFacts) -> str:
+    if f.mariadb11_io_variables:
+        return f"{f.flush_method} ({f.flush_method_source})"
+    return f.flush_method
+
+
+def _to_method(ctx: Context, method: str, why: list[str], risk: str) -> Change:
+    f = ctx.facts
+    setting, rec, lines, sets, restart = method_change(f, method)
+    return Change(setting=setting, current=_current_method_text(f), recommended=rec, why=why,
+                  risk=risk, restart_needed=restart, my_cnf=lines, set_global=sets,
+                  sim_changes={"innodb_flush_method": method})
+
+
+# ---- what the predicates read -------------------------------------------------------------
+
+def _method(ctx: Context) -> str:
+    return ctx.facts.flush_method
+
+
+def _no_direct_fs(ctx: Context) -> bool:
+    return ctx.filesystem in ("tmpfs", "zfs")
+
+
+def _fs_why(ctx: Context) -> str:
+    return {"tmpfs": "the datadir is on tmpfs, which refuses O_DIRECT",
+            "zfs": "the datadir is on ZFS, which does not honour O_DIRECT before OpenZFS "
+                   "2.3 (the ARC caches the data anyway); with 2.3+ and direct=standard, "
+                   "O_DIRECT is possible"}.get(ctx.filesystem or "", "")
+
+
+def _volatile(ctx: Context) -> bool:
+    d = ctx.device
+    return bool(d and (d.verdict == "volatile-cache" or d.o_direct_no_fsync_safe is False))
+
+
+def _safe_for_no_fsync(ctx: Context) -> bool | None:
+    d = ctx.device
+    if d is None:
+        return None
+    if _volatile(ctx):
+        return False
+    return True if d.o_direct_no_fsync_safe is True else None
+
+
+def _other_fsyncs_visible(ctx: Context) -> tuple[bool, str]:
+    o = ctx.observed
+    if o is None or o.data_fsyncs_per_s is None or o.other_fsyncs_per_s is None:
+        return False, "no data-file fsync figures were observed"
+    other = o.other_fsyncs_per_s
+    total = o.data_fsyncs_per_s or 0.0
+    share = other / total if total else 0.0
+    dev_frac = (other * ctx.device.fsync_ns / 1e9) if (ctx.device and ctx.device.fsync_ns) \
+        else None
+    text = (f"{other:.1f} data-file/doublewrite fsyncs/s beyond the redo syncs "
+            f"({share:.0%} of {total:.1f} Innodb_data_fsyncs/s")
+    text += (f"; about {dev_frac * 1e3:.1f} ms of device sync time per second)"
+             if dev_frac is not None else ")")
+    visible = other >= MIN_OTHER_FSYNCS_PER_S and (
+        share >= MIN_OTHER_FSYNC_SHARE
+        or (dev_frac is not None and dev_frac >= MIN_OTHER_FSYNC_DEVICE_FRACTION))
+    return visible, text
+
+
+def _is(*methods: str):
+    return lambda ctx: _method(ctx) in methods
+
+
+# ---- builders -----------------------------------------------------------------------------
+
+def _testing_value(ctx: Context) -> Change:
+    m = _method(ctx)
+    return _to_method(
+        ctx, "fsync" if _no_direct_fs(ctx) else "O_DIRECT",
+        [f"innodb_flush_method={m} is a testing value: InnoDB skips or cuts short the "
+         "fsyncs of its data files"],
+        f"with {m}, an OS crash or power loss can corrupt data files that InnoDB "
+        "believes durable; changing to a normal method only adds the syncs back")
+
+
+def _no_fsync_without_fix(ctx: Context) -> Change:
+    return _to_method(
+        ctx, "O_DIRECT",
+        [f"{ctx.facts.title} predates the O_DIRECT_NO_FSYNC fix of 5.7.25 / 8.0.14 "
+         "(Bug #27309336): files are not fsynced after they are created or "
+         "extended, so their size can be lost in a crash"],
+        "on an OS crash or power loss a table grown since the last sync can come "
+        "back truncated or corrupt; O_DIRECT adds one fsync per page-flush batch")
+
+
+def _no_fsync_on_volatile(ctx: Context) -> Change:
+    d = ctx.device
+    return _to_method(
+        ctx, "O_DIRECT",
+        [f"O_DIRECT_NO_FSYNC is set, but {dev_name(ctx)} has a volatile write "
+         f"cache (verdict: {d.verdict or 'unsafe'})"] + d.reasons[:3]
+        + ["O_DIRECT only bypasses the page cache: without fsync the written pages "
+           "may sit in the device's cache, and nothing tells the device to make "
+           "them durable before InnoDB advances its checkpoint"],
+        "currently: on power loss, data pages InnoDB considers written can be lost "
+        "while the redo that would rebuild them has been recycled — silent "
+        "corruption. After the change: one fsync per data file per flush batch "
+        "(MySQL) or per checkpoint (MariaDB), the cost shown in the prediction")
+
+
+def _no_fsync_on_zfs(ctx: Context) -> Change:
+    return _to_method(
+        ctx, "fsync",
+        [_fs_why(ctx), "O_DIRECT_NO_FSYNC relies on direct writes being durable on "
+         "completion, which ZFS does not promise without its own sync"],
+        "on power loss, pages written since the last ZFS transaction-group commit "
+        "may be missing while InnoDB believes them durable")
+
+
+def _o_direct_unsupported(ctx: Context) -> Change:
+    return _to_method(
+        ctx, "fsync", [_fs_why(ctx)],
+        "none for durability: fsync mode syncs the same files; it only stops asking "
+        "the filesystem for a mode it does not provide")
+
+
+def _fsync_double_buffering(ctx: Context) -> Change:
+    return _to_method(
+        ctx, "O_DIRECT",
+        [f"innodb_flush_method=fsync reads and writes data files through the OS page "
+         f"cache: every page is cached twice (buffer pool and page cache), and dirty "
+         f"page-cache data is written back later; {ctx.filesystem} supports O_DIRECT"],
+        "none for durability: the same files are fsynced; reads no longer benefit "
+        "from the page cache, so a buffer pool sized for the page cache's memory "
+        "should grow by it")
+
+
+def _no_fsync_worth_it(ctx: Context) -> Change:
+    f = ctx.facts
+    _, text = _other_fsyncs_visible(ctx)
+    when = ("per checkpoint" if f.is_mariadb else "per page-flush batch, one per file")
+    return _to_method(
+        ctx, "O_DIRECT_NO_FSYNC",
+        [f"observed {text}",
+         f"{dev_name(ctx)}: write cache judged non-volatile/safe "
+         f"({ctx.device.verdict}); fsync {format_ns(ctx.device.fsync_ns)}"]
+        + ctx.device.reasons[:2]
+        + [f"{f.title} has the create/extend fsync fix; doublewrite and data share a "
+           "filesystem"],
+        f"relies on the device keeping acknowledged writes across power loss (the "
+        f"verdict); files are still fsynced when they grow. Removes the data-file fsyncs "
+        f"({when}); redo and doublewrite syncs stay")
+
+
+# ---- the table, in evaluation order (first match decides) ---------------------------------
+
+def _check(kind: str, holds, text, summary: str) -> Check:
+    return Check(FAMILY, kind, holds, text, summary)
+
+
+ENTRIES: tuple[Rule | Check, ...] = (
+    Rule(
+        id="flush-method.testing-value", severity="data-safety",
+        setting="innodb_flush_method", holds=_is("littlesync", "nosync"),
+        build=_testing_value,
+        summary="innodb_flush_method is `littlesync` or `nosync`: values for InnoDB's own "
+                "performance testing, which skip or cut short the fsyncs of the data files.",
+        recommends="`O_DIRECT` (`fsync` where the datadir is on tmpfs or ZFS).",
+        risk="Now: an OS crash or power loss can corrupt data files InnoDB believes "
+             "durable. The change only adds the syncs back.",
+        source=MYSQL_MANUAL + " (littlesync and nosync: for internal performance testing, "
+               "unsupported)"),
+    Rule(
+        id="flush-method.no-fsync-without-extend-fix", severity="data-safety",
+        setting="innodb_flush_method",
+        holds=lambda ctx: _method(ctx) == "O_DIRECT_NO_FSYNC"
+        and not no_fsync_fix_present(ctx.facts),
+        build=_no_fsync_without_fix,
+        summary="O_DIRECT_NO_FSYNC is set on a MySQL older than 5.7.25 / 8.0.14, which does "
+                "not fsync a data file after creating or extending it, whatever the device.",
+        recommends="`O_DIRECT`.",
+        risk="Now: a table grown since the last sync can come back truncated or corrupt "
+             "after an OS crash or power loss. The change adds one fsync per page-flush "
+             "batch.",
+        source="MySQL Bug #27309336, fixed in 5.7.25 and 8.0.14 (release notes; "
+               + MYSQL_MANUAL + ": \"As of MySQL 8.0.14, fsync() is called after creating "
+               "a new file, after increasing file size, and after closing a file\")"),
+    Rule(
+        id="flush-method.no-fsync-on-volatile-cache", severity="data-safety",
+        setting="innodb_flush_method",
+        holds=lambda ctx: _method(ctx) == "O_DIRECT_NO_FSYNC" and _volatile(ctx),
+        build=_no_fsync_on_volatile,
+        summary="O_DIRECT_NO_FSYNC (MariaDB 11: innodb_doublewrite=fast) is set and the "
+                "device profile judges the data device's write cache volatile (verdict "
+                "`volatile-cache`, or o_direct_no_fsync_safe=false): O_DIRECT only bypasses "
+                "the page cache, and without fsync nothing makes the device persist its "
+                "cache before InnoDB advances the checkpoint.",
+        recommends="`O_DIRECT` (MariaDB 11: innodb_doublewrite=ON with "
+                   "innodb_data_file_buffering=OFF, innodb_data_file_write_through=OFF).",
+        risk="Now: on power loss, data pages InnoDB considers written can be lost while the "
+             "redo that would rebuild them has been recycled (silent corruption). The "
+             "change costs one fsync per data file per flush batch (MySQL) or per "
+             "checkpoint (MariaDB).",
+        source=MYSQL_MANUAL + "; MySQL storage/innobase/fil/fil0fil.cc "
+               "(fil_buffering_disabled: no fsync of tablespace files under "
+               "O_DIRECT_NO_FSYNC); " + MDEV_33545),
+    Rule(
+        id="flush-method.no-fsync-on-zfs", severity="data-safety",
+        setting="innodb_flush_method",
+        holds=lambda ctx: _method(ctx) == "O_DIRECT_NO_FSYNC" and ctx.filesystem == "zfs",
+        build=_no_fsync_on_zfs,
+        summary="O_DIRECT_NO_FSYNC is set, the device is not judged volatile, but the datadir "
+                "is on ZFS: ZFS does not make a direct write durable on completion without "
+                "its own sync.",
+        recommends="`fsync`.",
+        risk="Now: on power loss, pages written since the last ZFS transaction-group commit "
+             "may be missing while InnoDB believes them durable.",
+        source="OpenZFS 2.3.0 release notes (Direct I/O, openzfs/zfs#10018); "
+               + MYSQL_MANUAL),
+    _check("cannot_judge",
+           lambda ctx: _method(ctx) == "O_DIRECT_NO_FSYNC" and _safe_for_no_fsync(ctx) is None,
+           lambda ctx: (
+               "whether O_DIRECT_NO_FSYNC (set now) is safe: that needs the data device's "
+               "write-cache verdict (non-volatile/PLP or cache off) — give --profile with "
+               "a plp_verdict, or --measure"
+               + (f"; {dev_name(ctx)} has no verdict on it" if ctx.device else "")),
+           "O_DIRECT_NO_FSYNC is set and there is no device profile, or it has no "
+           "write-cache verdict: cannot judge whether it is safe."),
+    _check("note", _is("O_DIRECT_NO_FSYNC"),
+           lambda ctx: (f"O_DIRECT_NO_FSYNC is set and {dev_name(ctx)} is judged safe "
+                        "for it (non-volatile write cache)"),
+           "O_DIRECT_NO_FSYNC is set and the device is judged safe for it: a note."),
+    Rule(
+        id="flush-method.o-direct-on-tmpfs-or-zfs", severity="performance",
+        setting="innodb_flush_method",
+        holds=lambda ctx: _method(ctx) == "O_DIRECT" and _no_direct_fs(ctx),
+        build=_o_direct_unsupported,
+        summary="innodb_flush_method is O_DIRECT but the datadir is on tmpfs (which refuses "
+                "O_DIRECT) or ZFS (which does not honour it before OpenZFS 2.3; the ARC "
+                "caches the data anyway).",
+        recommends="`fsync`.",
+        risk="None for durability: fsync mode syncs the same files; it only stops asking "
+             "the filesystem for a mode it does not provide.",
+        source="OpenZFS 2.3.0 release notes (Direct I/O, openzfs/zfs#10018); "
+               + MARIADB_MANUAL),
+    _check("note", lambda ctx: _method(ctx) == "fsync" and _no_direct_fs(ctx),
+           lambda ctx: f"innodb_flush_method=fsync suits {ctx.filesystem}",
+           "fsync on tmpfs or ZFS: a note (it suits them)."),
+    _check("cannot_judge", lambda ctx: _method(ctx) == "fsync" and ctx.filesystem is None,
+           lambda ctx: (
+               "whether O_DIRECT would be better than fsync: the datadir's filesystem is "
+               "unknown (O_DIRECT avoids double buffering, but tmpfs and ZFS before 2.3 do "
+               "not support it) — run on the server's host or give --profile"),
+           "fsync and the datadir's filesystem unknown (remote server, no profile): "
+           "cannot judge."),
+    Rule(
+        id="flush-method.fsync-double-buffering", severity="performance",
+        setting="innodb_flush_method", holds=_is("fsync"),
+        build=_fsync_double_buffering,
+        summary="innodb_flush_method is fsync on a filesystem known to support O_DIRECT: "
+                "every page is cached twice (buffer pool and OS page cache), and dirty "
+                "page-cache data is written back later.",
+        recommends="`O_DIRECT` (MariaDB 11: innodb_data_file_buffering=OFF).",
+        risk="None for durability: the same files are fsynced. Reads no longer benefit from "
+             "the page cache, so the buffer pool should grow by the memory the page cache "
+             "held.",
+        source=MYSQL_MANUAL + "; MDEV-24854 (O_DIRECT the default from MariaDB 10.6); "
+               "MDEV-30136 (innodb_data_file_buffering in MariaDB 11.0)"),
+    _check("note", lambda ctx: _method(ctx) != "O_DIRECT",
+           lambda ctx: f"innodb_flush_method={_method(ctx)}: no rule applies",
+           "any other method (O_DSYNC, ...): a note that no rule applies."),
+    # O_DIRECT on tmpfs/ZFS was decided above: from here on the filesystem supports it
+    _check("note", lambda ctx: _method(ctx) == "O_DIRECT" and _safe_for_no_fsync(ctx) is False,
+           lambda ctx: (f"O_DIRECT_NO_FSYNC is NOT safe on {dev_name(ctx)} (volatile write "
+                        "cache): keep O_DIRECT"),
+           "O_DIRECT on a device judged volatile: a note (keep O_DIRECT)."),
+    _check("cannot_judge",
+           lambda ctx: _method(ctx) == "O_DIRECT" and _safe_for_no_fsync(ctx) is None,
+           lambda ctx: (
+               "whether O_DIRECT_NO_FSYNC would be safe: needs the data device's write-cache "
+               "verdict (--profile with a plp_verdict, or --measure)"
+               + (f"; {dev_name(ctx)} has none" if ctx.device else "")),
+           "O_DIRECT and no write-cache verdict: cannot judge O_DIRECT_NO_FSYNC."),
+    _check("note",
+           lambda ctx: _method(ctx) == "O_DIRECT" and not no_fsync_fix_present(ctx.facts),
+           lambda ctx: (f"O_DIRECT_NO_FSYNC not recommended on {ctx.facts.title}: it "
+                        "predates the 5.7.25 / 8.0.14 fix"),
+           "O_DIRECT on a MySQL before 5.7.25 / 8.0.14: a note."),
+    _check("note",
+           lambda ctx: (_method(ctx) == "O_DIRECT" and ctx.facts.is_mariadb
+                        and ctx.facts.version_tuple >= (11, 0, 0)
+                        and not ctx.facts.doublewrite_fast_supported),
+           lambda ctx: (f"{ctx.facts.title} has no innodb_doublewrite=fast (11.0.6/11.1.5/"
+                        "11.2.4/11.4.2+) and deprecates innodb_flush_method: upgrade before "
+                        "skipping data-file fsyncs"),
+           "O_DIRECT on a MariaDB 11 without innodb_doublewrite=fast: a note (upgrade "
+           "first)."),
+    _check("note",
+           lambda ctx: (_method(ctx) == "O_DIRECT" and bool(ctx.facts.doublewrite_dir)
+                        and ctx.doublewrite_same_fs is False),
+           lambda ctx: (f"innodb_doublewrite_dir={ctx.facts.doublewrite_dir} is on another "
+                        "filesystem than the data: O_DIRECT_NO_FSYNC not recommended"),
+           "O_DIRECT with innodb_doublewrite_dir on another filesystem than the data: a "
+           "note."),
+    _check("cannot_judge",
+           lambda ctx: (_method(ctx) == "O_DIRECT" and bool(ctx.facts.doublewrite_dir)
+                        and ctx.doublewrite_same_fs is not True),
+           lambda ctx: (f"whether innodb_doublewrite_dir={ctx.facts.doublewrite_dir} is on "
+                        "the data files' filesystem (needed for O_DIRECT_NO_FSYNC): run on "
+                        "the server's host"),
+           "O_DIRECT with innodb_doublewrite_dir whose filesystem is unknown (remote "
+           "server): cannot judge."),
+    _check("note",
+           lambda ctx: _method(ctx) == "O_DIRECT" and not _other_fsyncs_visible(ctx)[0],
+           lambda ctx: (f"O_DIRECT_NO_FSYNC would be safe on {dev_name(ctx)}, but data-file "
+                        f"fsyncs are not a visible cost now ({_other_fsyncs_visible(ctx)[1]})"),
+           "O_DIRECT, safe for O_DIRECT_NO_FSYNC, but data-file fsyncs are not a visible "
+           "cost: a note."),
+    Rule(
+        id="flush-method.o-direct-no-fsync-on-plp", severity="performance",
+        setting="innodb_flush_method", holds=_is("O_DIRECT"),
+        build=_no_fsync_worth_it,
+        summary="innodb_flush_method is O_DIRECT; the device profile judges the write cache "
+                "non-volatile (PLP) or off (o_direct_no_fsync_safe=true); the server has the "
+                "create/extend fsync fix (MySQL 5.7.25 / 8.0.14+, any MariaDB; MariaDB 11 "
+                "needs innodb_doublewrite=fast); doublewrite and data share a filesystem "
+                "that is not tmpfs or ZFS; and data-file/doublewrite fsyncs beyond the redo "
+                "syncs are a visible cost (at least 1/s and 5% of Innodb_data_fsyncs, or 1% "
+                "of the device's time).",
+        recommends="`O_DIRECT_NO_FSYNC` (MariaDB 11: innodb_doublewrite=fast).",
+        risk="Relies on the device keeping acknowledged writes across power loss (the "
+             "profile's verdict). Files are still fsynced when they grow; redo and "
+             "doublewrite syncs stay.",
+        source=MYSQL_MANUAL + "; MySQL storage/innobase/fil/fil0fil.cc "
+               "(fil_buffering_disabled); " + MDEV_33545),
+)
