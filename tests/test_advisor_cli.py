@@ -291,3 +291,45 @@ def test_ask_password_prompt(serve, load_fixture, monkeypatch):
     assert seen["password"] == SECRET
     assert SECRET not in r.stdout + r.stderr
     assert json.loads(r.stdout)["server"]["connection"]["password_source"] == "prompt"
+
+
+def test_ignore_rule_json_and_text(serve, load_fixture, profile_files):
+    plp_rule = "flush-method.o-direct-no-fsync-on-plp"
+    serve(FakeServer(load_fixture("mysql-8.0")))
+    r = run("--interval", "10", "--profile", profile_files["plp"], "--no-predict", "--json",
+            "--ignore-rule", plp_rule)
+    assert r.exit_code == 3, r.stderr
+    rep = json.loads(r.stdout)
+    assert [f["id"] for f in rep["findings"]] == ["use-fdatasync.cheaper-than-fsync"]
+    assert rep["ignored_rules"] == [plp_rule]
+    # both ignored: nothing left to change, exit 0, and the text report says what was left out
+    serve(FakeServer(load_fixture("mysql-8.0")))
+    r = run("--interval", "10", "--profile", profile_files["plp"], "--no-predict",
+            "--ignore-rule", plp_rule, "--ignore-rule", "use-fdatasync.cheaper-than-fsync")
+    assert r.exit_code == 0, r.stderr
+    assert "nothing to change." in r.stdout
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("ignored rules")]
+    assert line == [f"ignored rules (--ignore-rule): {plp_rule}, "
+                    "use-fdatasync.cheaper-than-fsync"]
+    # without --ignore-rule: an empty list, and no such line
+    serve(FakeServer(load_fixture("mysql-8.4")))
+    r = run("--interval", "5", "--profile", profile_files["volatile"], "--no-predict", "--json")
+    assert json.loads(r.stdout)["ignored_rules"] == []
+    serve(FakeServer(load_fixture("mysql-8.4")))
+    r = run("--interval", "5", "--profile", profile_files["volatile"], "--no-predict")
+    assert "ignored rules" not in r.stdout
+
+
+def test_ignore_rule_unknown_is_a_usage_error(monkeypatch):
+    def boom(opts):
+        raise AssertionError("must not connect")
+    monkeypatch.setattr(advise_cli, "connect", boom)
+    r = run("--interval", "2", "--ignore-rule", "doublewrite.of")
+    assert r.exit_code == 2, r.stderr
+    line = one_line_error(r)
+    assert line.startswith("innoflush: error: --ignore-rule 'doublewrite.of': no such rule")
+    assert "closest: doublewrite.off-where-pages-can-tear" in line
+    r = run("--interval", "2", "--ignore-rule", "sync-binlog")     # the old family id
+    assert r.exit_code == 2
+    assert ("closest: sync-binlog.strict-requires-1, sync-binlog.relaxed-replica-allows-0"
+            in one_line_error(r))

@@ -7,6 +7,8 @@ Each rule is checked where it must fire and where it must not.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from innoflush.advisor.device import _fs_word
@@ -442,3 +444,76 @@ def test_device_from_profile(profile_files):
     raw["tests"] = [t for t in raw["tests"] if t["op"] != "fdatasync"]
     d = device_from_profile(DeviceProfile.from_dict(raw))
     assert d.fdatasync_ns == d.fsync_ns and not d.fdatasync_exact
+
+
+# ---- the rule table and --ignore-rule ----------------------------------------------------
+
+def test_rule_ids_are_unique_and_name_their_family():
+    from innoflush.advisor.rules import FAMILIES, RULE_IDS, RULES, SEVERITIES, TABLE
+
+    assert len(RULE_IDS) == len(set(RULE_IDS)) == 14
+    families = [name for name, _, _ in FAMILIES]
+    for rule in RULES:
+        family, _, situation = rule.id.partition(".")
+        assert family in families and situation, rule.id
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", situation), rule.id
+        assert rule.severity in SEVERITIES and rule.setting and rule.source, rule.id
+        assert rule.summary and rule.recommends and rule.risk, rule.id
+    for name, _, entries in FAMILIES:
+        assert {e.family for e in entries} == {name}
+        assert entries[-1] in RULES        # a family ends with the rule it falls through to
+    assert {e.kind for e in TABLE if e not in RULES} == {"note", "cannot_judge", "silent"}
+
+
+def test_ignored_rule_drops_only_its_finding(load_fixture):
+    ctx = build(load_fixture("mysql-8.0"), device=PLP)
+    assert ids(evaluate(ctx)) == ["flush-method.o-direct-no-fsync-on-plp",
+                                  "use-fdatasync.cheaper-than-fsync"]
+    ev = evaluate(ctx, ignore=["flush-method.o-direct-no-fsync-on-plp"])
+    assert ids(ev) == ["use-fdatasync.cheaper-than-fsync"]
+    assert ev.ignored == ["flush-method.o-direct-no-fsync-on-plp"]
+    assert ev.notes == evaluate(ctx).notes and ev.cannot_judge == evaluate(ctx).cannot_judge
+    ev = evaluate(ctx, ignore=["use-fdatasync.cheaper-than-fsync"] * 2
+                  + ["flush-method.o-direct-no-fsync-on-plp"])
+    assert ev.findings == []
+    assert ev.ignored == ["use-fdatasync.cheaper-than-fsync",
+                          "flush-method.o-direct-no-fsync-on-plp"]
+    assert evaluate(ctx).ignored == []
+
+
+def test_ignored_rule_still_decides_its_family(load_fixture):
+    # before the 5.7.25 fix and on a volatile cache: the first situation decides; ignoring
+    # it must not let the volatile-cache rule (later in the table) fire instead
+    ctx = build(load_fixture("mysql-5.7"), device=VOLATILE, version="5.7.24-log",
+                innodb_flush_method="O_DIRECT_NO_FSYNC")
+    assert "flush-method.no-fsync-without-extend-fix" in ids(evaluate(ctx))
+    ev = evaluate(ctx, ignore=["flush-method.no-fsync-without-extend-fix"])
+    assert not fired(ev, "flush-method")
+    assert fired(ev, "trx-commit")                   # other families unaffected
+
+
+def test_unknown_ignored_rule_names_the_closest():
+    from innoflush.advisor.rules import UnknownRule
+    from innoflush.errors import UsageError
+
+    ctx = minimal_context()
+    with pytest.raises(UnknownRule) as exc:
+        evaluate(ctx, ignore=["flush-method.no-fsync-on-volatile"])
+    msg = str(exc.value)
+    assert isinstance(exc.value, UsageError) and "\n" not in msg
+    assert "'flush-method.no-fsync-on-volatile'" in msg
+    assert msg.split("closest: ")[1].startswith("flush-method.no-fsync-on-volatile-cache")
+    # the bare family name (the ids before the table): all of the family's ids
+    with pytest.raises(UnknownRule, match="trx-commit.strict-requires-1, "
+                                          "trx-commit.relaxed-0-to-2, "
+                                          "trx-commit.relaxed-allows-2 "):
+        evaluate(ctx, ignore=["trx-commit"])
+
+
+def minimal_context() -> Context:
+    from innoflush.live.facts import facts_from_variables
+
+    return Context(facts=facts_from_variables({
+        "version": "8.0.36", "version_comment": "MySQL Community Server - GPL",
+        "datadir": "/var/lib/mysql/", "innodb_flush_method": "O_DIRECT",
+        "innodb_flush_log_at_trx_commit": "1", "innodb_doublewrite": "ON"}))

@@ -8,7 +8,7 @@ from .device import device_from_profile
 from .fit import fit_workload, workload_from_profile
 from .predict import predict_findings
 from .report import build_report
-from .rules import Context, evaluate
+from .rules import Context, check_rule_ids, evaluate
 
 # Keyword arguments for innoflush.measure.measure_profile; None: its --quick preset.
 MEASURE_KW: dict | None = None
@@ -39,11 +39,14 @@ def measure_device(datadir: str):
 def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10.0,
            samples: int = 1, profile=None, measure: bool = False, durability: str = "strict",
            connections: int | None = None, predict: bool = True, seed: int = 1,
-           cpu_cores: int | None = None, progress=None, workload_profile=None) -> dict:
+           cpu_cores: int | None = None, progress=None, workload_profile=None,
+           ignore_rules=()) -> dict:
     """Read the server, sample its counters, evaluate the rules; the report as a dict.
 
     workload_profile (a WorkloadProfile, ``--workload``): predict with its
-    per-transaction costs instead of fitting the CPU cost to the observed rate."""
+    per-transaction costs instead of fitting the CPU cost to the observed rate.
+    ignore_rules (``--ignore-rule``): rule ids whose findings are left out."""
+    check_rule_ids(ignore_rules)   # an unknown id fails before the server is read
     warnings: list[str] = []
     facts = gather_facts(session)
     datadir = local_datadir(facts, is_local)
@@ -77,7 +80,7 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
                         "MONITOR privilege): role taken from read_only")
     ctx = Context(facts=facts, observed=observed, device=device, durability=durability,
                   datadir_fs=datadir_fs, doublewrite_same_fs=dblwr_same)
-    ev = evaluate(ctx)
+    ev = evaluate(ctx, ignore=ignore_rules)
     fit = combined = None
     if profile is not None and predict:
         if observed.commits > 0:

@@ -82,17 +82,21 @@ def _progress(enabled: bool, samples: int):
 @click.option("--workload", "workload_ref", default=None, metavar="NAME|FILE",
               help="Workload profile (`innoflush lab calibrate --save NAME`, or a JSON "
                    "file): predict with its per-transaction costs instead of fitting them.")
+@click.option("--ignore-rule", "ignore_rules", multiple=True, metavar="ID",
+              help="Leave out the findings of this rule (repeatable); the ids are in "
+                   "docs/advisor-rules.md and in each finding's id.")
 @click.option("--no-predict", is_flag=True, help="Skip the simulated predictions.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Simulation seed.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (keys in the README).")
 def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca, ssl_cert,
                    ssl_key, connect_timeout, interval, samples, profile_ref, measure,
-                   durability, connections, cpu_cores, workload_ref, no_predict, seed,
-                   as_json) -> None:
+                   durability, connections, cpu_cores, workload_ref, ignore_rules, no_predict,
+                   seed, as_json) -> None:
     import pymysql
 
     from ..profiles import load_profile
     from .advise import advise
+    from .rules import check_rule_ids
 
     if interval < 1:
         raise UsageError(f"--interval must be at least 1 second (got {interval:g})")
@@ -104,6 +108,7 @@ def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca
         raise UsageError("--cpu-cores must be at least 1")
     if profile_ref and measure:
         raise UsageError("give --profile or --measure, not both")
+    ignore_rules = check_rule_ids(ignore_rules)   # exit 2 before connecting
     profile = load_profile(profile_ref) if profile_ref else None
     wprofile = None
     if workload_ref:
@@ -120,7 +125,7 @@ def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca
                         interval_s=interval, samples=samples, profile=profile,
                         measure=measure, durability=durability, connections=connections,
                         predict=not no_predict, seed=seed, cpu_cores=cpu_cores,
-                        workload_profile=wprofile,
+                        workload_profile=wprofile, ignore_rules=ignore_rules,
                         progress=_progress(not as_json and sys.stderr.isatty(), samples))
     except pymysql.err.MySQLError as exc:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None

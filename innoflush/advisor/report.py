@@ -20,6 +20,8 @@ JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
   ``o_direct_no_fsync_safe``, ``reasons``, ``filesystem``, ``fsync_median_us``,
   ``fdatasync_median_us``, ``fsync_exact``, ``fdatasync_exact``, ``atomic_writes``.
 - ``durability``: strict|relaxed.
+- ``ignored_rules``: the rule ids given with ``--ignore-rule`` (their findings are left
+  out), [] when none.
 - ``sampling``: ``interval_s``, ``samples``, ``intervals`` [{``index``, ``seconds``,
   ``valid``, ``problem``, ``deltas``}].
 - ``observed``: ``seconds``, ``intervals``, ``commits``, ``commits_per_s``,
@@ -95,6 +97,7 @@ def build_report(*, facts, conn_public: dict, datadir_fs, device, durability: st
         },
         "device": device.to_dict() if device else None,
         "durability": durability,
+        "ignored_rules": list(evaluation.ignored),
         "sampling": {"interval_s": interval_s, "samples": samples,
                      "intervals": [iv.to_dict() for iv in intervals]},
         "observed": observed.to_dict() if observed else None,
@@ -148,6 +151,8 @@ def render_text(r: dict) -> str:
     else:
         out.append("device: unknown (no --profile / --measure)")
     out.append(f"durability goal: {r['durability']}")
+    if r.get("ignored_rules"):
+        out.append("ignored rules (--ignore-rule): " + ", ".join(r["ignored_rules"]))
     out.append("")
     rows = [
         ["innodb_flush_method", st["innodb_flush_method"]
