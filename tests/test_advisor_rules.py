@@ -452,16 +452,16 @@ def test_rule_ids_are_unique_and_name_their_family():
     from innoflush.advisor.rules import FAMILIES, RULE_IDS, RULES, SEVERITIES, TABLE
 
     assert len(RULE_IDS) == len(set(RULE_IDS)) == 14
-    families = [name for name, _, _ in FAMILIES]
+    families = [fam.name for fam in FAMILIES]
     for rule in RULES:
         family, _, situation = rule.id.partition(".")
         assert family in families and situation, rule.id
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", situation), rule.id
         assert rule.severity in SEVERITIES and rule.setting and rule.source, rule.id
         assert rule.summary and rule.recommends and rule.risk, rule.id
-    for name, _, entries in FAMILIES:
-        assert {e.family for e in entries} == {name}
-        assert entries[-1] in RULES        # a family ends with the rule it falls through to
+    for fam in FAMILIES:
+        assert {e.family for e in fam.entries} == {fam.name}
+        assert fam.entries[-1] in RULES    # a family ends with the rule it falls through to
     assert {e.kind for e in TABLE if e not in RULES} == {"note", "cannot_judge", "silent"}
 
 

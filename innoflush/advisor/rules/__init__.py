@@ -33,6 +33,7 @@ from .table import (
     RULE_IDS,
     RULES,
     TABLE,
+    Family,
     UnknownRule,
     check_rule_ids,
     closest_rule_ids,
@@ -41,7 +42,7 @@ from .table import (
 
 __all__ = [
     "DURABILITIES", "FAMILIES", "RULES", "RULE_IDS", "SEVERITIES", "TABLE", "Change", "Check",
-    "Context", "DeviceFacts", "Evaluation", "Finding", "Rule", "UnknownRule",
+    "Context", "DeviceFacts", "Evaluation", "Family", "Finding", "Rule", "UnknownRule",
     "check_rule_ids", "closest_rule_ids", "device_from_profile", "evaluate", "method_change",
     "no_fsync_fix_present",
 ]

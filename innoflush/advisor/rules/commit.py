@@ -124,25 +124,25 @@ def _relaxed_allows_2(ctx: Context) -> Change:
 
 TRX_COMMIT: tuple[Rule | Check, ...] = (
     Check("trx-commit", "silent", lambda ctx: _strict(ctx) and _trx_commit_strict_ok(ctx),
-          None, "strict and trx_commit=1 (or 3 on MariaDB): nothing to say."),
+          None, "strict, and trx_commit=1 (or 3 on MariaDB)."),
     Check("trx-commit", "note", lambda ctx: _strict(ctx) and ctx.facts.replica_like,
           lambda ctx: (f"innodb_flush_log_at_trx_commit={ctx.facts.trx_commit} accepted on "
                        f"{_role_reason(ctx.facts)}; a primary would need 1 under "
                        "--durability strict"),
-          "strict, another value, on a replica or Galera node: a note (accepted)."),
+          "strict, another value, on a replica or Galera node (accepted)."),
     Rule(
         id="trx-commit.strict-requires-1", severity="durability",
         setting="innodb_flush_log_at_trx_commit", holds=_strict,
         build=_strict_requires_1,
-        summary="--durability strict on a primary, and innodb_flush_log_at_trx_commit is 0 "
-                "or 2 (MySQL: also 3): an OS crash or power loss (with 0, a mysqld crash as "
+        summary="--durability strict on a primary, and innodb_flush_log_at_trx_commit is not 1 "
+                "(nor MariaDB's 3): an OS crash or power loss (with 0, a mysqld crash as "
                 "well) loses the last commits.",
         recommends="`innodb_flush_log_at_trx_commit = 1` (dynamic: SET GLOBAL).",
         risk="No data at risk: each commit group waits for a redo sync, so commit latency "
              "rises by about one device sync.",
         source=TRX_COMMIT_MANUAL),
     Check("trx-commit", "silent", lambda ctx: _relaxed(ctx) and ctx.facts.trx_commit == 2,
-          None, "relaxed and trx_commit=2: nothing to say."),
+          None, "relaxed, and trx_commit=2."),
     Rule(
         id="trx-commit.relaxed-0-to-2", severity="durability",
         setting="innodb_flush_log_at_trx_commit",
@@ -159,8 +159,8 @@ TRX_COMMIT: tuple[Rule | Check, ...] = (
           lambda ctx: (f"--durability relaxed, but {dev_name(ctx)} syncs in "
                        f"{format_ns(ctx.device.fsync_ns)}: innodb_flush_log_at_trx_commit=2 "
                        "would gain little; keeping 1"),
-          f"relaxed on a device that syncs in under {CHEAP_SYNC_NS // 1000} µs: a note "
-          "(2 would gain little)."),
+          f"relaxed on a device that syncs in under {CHEAP_SYNC_NS // 1000} µs (2 would "
+          "gain little)."),
     Rule(
         id="trx-commit.relaxed-allows-2", severity="performance",
         setting="innodb_flush_log_at_trx_commit", holds=_relaxed,
@@ -209,13 +209,13 @@ def _relaxed_replica_binlog(ctx: Context) -> Change:
 
 SYNC_BINLOG: tuple[Rule | Check, ...] = (
     Check("sync-binlog", "silent", lambda ctx: not ctx.facts.log_bin, None,
-          "the binary log is off: nothing to say."),
+          "the binary log is off."),
     Check("sync-binlog", "silent", lambda ctx: _strict(ctx) and ctx.facts.sync_binlog == 1,
-          None, "strict and sync_binlog=1: nothing to say."),
+          None, "strict, and sync_binlog=1."),
     Check("sync-binlog", "note", lambda ctx: _strict(ctx) and ctx.facts.replica_like,
           lambda ctx: (f"sync_binlog={ctx.facts.sync_binlog} accepted on "
                        f"{_role_reason(ctx.facts)} (if this replica may be promoted, use 1)"),
-          "strict, another value, on a replica or Galera node: a note (accepted)."),
+          "strict, another value, on a replica or Galera node (accepted)."),
     Rule(
         id="sync-binlog.strict-requires-1", severity="durability", setting="sync_binlog",
         holds=_strict, build=_strict_binlog,
@@ -226,11 +226,11 @@ SYNC_BINLOG: tuple[Rule | Check, ...] = (
         risk="No data at risk: each commit group waits for one more sync (the binlog file).",
         source=SYNC_BINLOG_MANUAL),
     Check("sync-binlog", "silent", lambda ctx: _relaxed(ctx) and ctx.facts.sync_binlog != 1,
-          None, "relaxed and sync_binlog is not 1: nothing to say."),
+          None, "relaxed, and sync_binlog is not 1."),
     Check("sync-binlog", "note", lambda ctx: _relaxed(ctx) and not ctx.facts.replica_like,
           lambda ctx: ("sync_binlog=1 kept under --durability relaxed: on a primary the "
                        "binary log feeds replicas and point-in-time recovery"),
-          "relaxed on a primary: a note (sync_binlog=1 kept)."),
+          "relaxed on a primary (sync_binlog=1 kept)."),
     Rule(
         id="sync-binlog.relaxed-replica-allows-0", severity="performance",
         setting="sync_binlog", holds=_relaxed, build=_relaxed_replica_binlog,

@@ -29,16 +29,15 @@ def _doublewrite_on(ctx: Context) -> Change:
 
 ENTRIES: tuple[Rule | Check, ...] = (
     Check(FAMILY, "silent", lambda ctx: ctx.facts.doublewrite_protects, None,
-          "doublewrite protects against torn pages (ON, or MariaDB 11's fast): nothing "
-          "to say."),
+          "doublewrite protects against torn pages (ON, or MariaDB 11's fast)."),
     Check(FAMILY, "note", lambda ctx: ctx.filesystem == "zfs",
           lambda ctx: (f"innodb_doublewrite={ctx.facts.doublewrite} suits ZFS (copy-on-write: "
                        "pages cannot tear)"),
-          "off on ZFS: a note (copy-on-write, pages cannot tear)."),
+          "off on ZFS (copy-on-write: pages cannot tear)."),
     Check(FAMILY, "note", lambda ctx: bool(ctx.device and ctx.device.atomic_writes),
           lambda ctx: (f"innodb_doublewrite={ctx.facts.doublewrite}: {dev_name(ctx)} writes "
                        "16 KB pages atomically"),
-          "off on a device whose profile says it writes 16 KB atomically: a note."),
+          "off on a device whose profile says it writes 16 KB pages atomically."),
     Rule(
         id="doublewrite.off-where-pages-can-tear", severity="data-safety",
         setting="innodb_doublewrite", holds=lambda ctx: True, build=_doublewrite_on,
@@ -53,6 +52,7 @@ ENTRIES: tuple[Rule | Check, ...] = (
              "on the method, one sync).",
         source="MySQL Reference Manual, Doublewrite Buffer "
                "(https://dev.mysql.com/doc/refman/8.0/en/innodb-doublewrite-buffer.html); "
-               "MySQL storage/innobase/buf/buf0dblwr.cc; MDEV-33545 (MariaDB 11's "
+               "MySQL storage/innobase/buf/buf0dblwr.cc; OpenZFS documentation, Workload "
+               "Tuning, MySQL / InnoDB (doublewrite off on ZFS); MDEV-33545 (MariaDB 11's "
                "innodb_doublewrite OFF / ON / fast)"),
 )

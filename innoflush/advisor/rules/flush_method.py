@@ -26,6 +26,10 @@ MYSQL_MANUAL = ("MySQL Reference Manual, innodb_flush_method "
 MARIADB_MANUAL = ("MariaDB documentation, InnoDB Flush Method "
                   "(https://mariadb.com/docs/server/server-usage/storage-engines/innodb/"
                   "innodb-flush-method)")
+OPENZFS_23 = "OpenZFS 2.3.0 release notes (Direct I/O, openzfs/zfs#10018)"
+OPENZFS_TUNING = ("OpenZFS documentation, Performance and Tuning: Workload Tuning, "
+                  "MySQL / InnoDB (https://openzfs.github.io/openzfs-docs/"
+                  "Performance%20and%20Tuning/Workload%20Tuning.html)")
 MDEV_33545 = ("MDEV-33545 (innodb_doublewrite=fast replaces O_DIRECT_NO_FSYNC in MariaDB "
               "11.0.6 / 11.1.5 / 11.2.4 / 11.4.2)")
 
@@ -272,14 +276,13 @@ ENTRIES: tuple[Rule | Check, ...] = (
         setting="innodb_flush_method",
         holds=lambda ctx: _method(ctx) == "O_DIRECT_NO_FSYNC" and ctx.filesystem == "zfs",
         build=_no_fsync_on_zfs,
-        summary="O_DIRECT_NO_FSYNC is set, the device is not judged volatile, but the datadir "
-                "is on ZFS: ZFS does not make a direct write durable on completion without "
-                "its own sync.",
+        summary="O_DIRECT_NO_FSYNC is set (on a version with the fix, and the device not "
+                "judged volatile) and the datadir is on ZFS: ZFS does not make a direct "
+                "write durable on completion without its own sync.",
         recommends="`fsync`.",
         risk="Now: on power loss, pages written since the last ZFS transaction-group commit "
              "may be missing while InnoDB believes them durable.",
-        source="OpenZFS 2.3.0 release notes (Direct I/O, openzfs/zfs#10018); "
-               + MYSQL_MANUAL),
+        source=OPENZFS_TUNING + "; " + OPENZFS_23),
     _check("cannot_judge",
            lambda ctx: _method(ctx) == "O_DIRECT_NO_FSYNC" and _safe_for_no_fsync(ctx) is None,
            lambda ctx: (
@@ -288,11 +291,11 @@ ENTRIES: tuple[Rule | Check, ...] = (
                "a plp_verdict, or --measure"
                + (f"; {dev_name(ctx)} has no verdict on it" if ctx.device else "")),
            "O_DIRECT_NO_FSYNC is set and there is no device profile, or it has no "
-           "write-cache verdict: cannot judge whether it is safe."),
+           "write-cache verdict (whether it is safe)."),
     _check("note", _is("O_DIRECT_NO_FSYNC"),
            lambda ctx: (f"O_DIRECT_NO_FSYNC is set and {dev_name(ctx)} is judged safe "
                         "for it (non-volatile write cache)"),
-           "O_DIRECT_NO_FSYNC is set and the device is judged safe for it: a note."),
+           "O_DIRECT_NO_FSYNC is set and the device is judged safe for it."),
     Rule(
         id="flush-method.o-direct-on-tmpfs-or-zfs", severity="performance",
         setting="innodb_flush_method",
@@ -304,18 +307,17 @@ ENTRIES: tuple[Rule | Check, ...] = (
         recommends="`fsync`.",
         risk="None for durability: fsync mode syncs the same files; it only stops asking "
              "the filesystem for a mode it does not provide.",
-        source="OpenZFS 2.3.0 release notes (Direct I/O, openzfs/zfs#10018); "
-               + MARIADB_MANUAL),
+        source=OPENZFS_23 + "; " + MARIADB_MANUAL),
     _check("note", lambda ctx: _method(ctx) == "fsync" and _no_direct_fs(ctx),
            lambda ctx: f"innodb_flush_method=fsync suits {ctx.filesystem}",
-           "fsync on tmpfs or ZFS: a note (it suits them)."),
+           "fsync on tmpfs or ZFS (it suits them)."),
     _check("cannot_judge", lambda ctx: _method(ctx) == "fsync" and ctx.filesystem is None,
            lambda ctx: (
                "whether O_DIRECT would be better than fsync: the datadir's filesystem is "
                "unknown (O_DIRECT avoids double buffering, but tmpfs and ZFS before 2.3 do "
                "not support it) — run on the server's host or give --profile"),
-           "fsync and the datadir's filesystem unknown (remote server, no profile): "
-           "cannot judge."),
+           "fsync, and the datadir's filesystem unknown (a remote server without a "
+           "profile that names it)."),
     Rule(
         id="flush-method.fsync-double-buffering", severity="performance",
         setting="innodb_flush_method", holds=_is("fsync"),
@@ -331,24 +333,24 @@ ENTRIES: tuple[Rule | Check, ...] = (
                "MDEV-30136 (innodb_data_file_buffering in MariaDB 11.0)"),
     _check("note", lambda ctx: _method(ctx) != "O_DIRECT",
            lambda ctx: f"innodb_flush_method={_method(ctx)}: no rule applies",
-           "any other method (O_DSYNC, ...): a note that no rule applies."),
+           "any other method (O_DSYNC, ...): no rule applies."),
     # O_DIRECT on tmpfs/ZFS was decided above: from here on the filesystem supports it
     _check("note", lambda ctx: _method(ctx) == "O_DIRECT" and _safe_for_no_fsync(ctx) is False,
            lambda ctx: (f"O_DIRECT_NO_FSYNC is NOT safe on {dev_name(ctx)} (volatile write "
                         "cache): keep O_DIRECT"),
-           "O_DIRECT on a device judged volatile: a note (keep O_DIRECT)."),
+           "O_DIRECT on a device judged volatile (keep O_DIRECT)."),
     _check("cannot_judge",
            lambda ctx: _method(ctx) == "O_DIRECT" and _safe_for_no_fsync(ctx) is None,
            lambda ctx: (
                "whether O_DIRECT_NO_FSYNC would be safe: needs the data device's write-cache "
                "verdict (--profile with a plp_verdict, or --measure)"
                + (f"; {dev_name(ctx)} has none" if ctx.device else "")),
-           "O_DIRECT and no write-cache verdict: cannot judge O_DIRECT_NO_FSYNC."),
+           "O_DIRECT and no write-cache verdict (whether O_DIRECT_NO_FSYNC would be safe)."),
     _check("note",
            lambda ctx: _method(ctx) == "O_DIRECT" and not no_fsync_fix_present(ctx.facts),
            lambda ctx: (f"O_DIRECT_NO_FSYNC not recommended on {ctx.facts.title}: it "
                         "predates the 5.7.25 / 8.0.14 fix"),
-           "O_DIRECT on a MySQL before 5.7.25 / 8.0.14: a note."),
+           "O_DIRECT on a MySQL before 5.7.25 / 8.0.14 (no O_DIRECT_NO_FSYNC there)."),
     _check("note",
            lambda ctx: (_method(ctx) == "O_DIRECT" and ctx.facts.is_mariadb
                         and ctx.facts.version_tuple >= (11, 0, 0)
@@ -356,29 +358,27 @@ ENTRIES: tuple[Rule | Check, ...] = (
            lambda ctx: (f"{ctx.facts.title} has no innodb_doublewrite=fast (11.0.6/11.1.5/"
                         "11.2.4/11.4.2+) and deprecates innodb_flush_method: upgrade before "
                         "skipping data-file fsyncs"),
-           "O_DIRECT on a MariaDB 11 without innodb_doublewrite=fast: a note (upgrade "
-           "first)."),
+           "O_DIRECT on a MariaDB 11 without innodb_doublewrite=fast (upgrade first)."),
     _check("note",
            lambda ctx: (_method(ctx) == "O_DIRECT" and bool(ctx.facts.doublewrite_dir)
                         and ctx.doublewrite_same_fs is False),
            lambda ctx: (f"innodb_doublewrite_dir={ctx.facts.doublewrite_dir} is on another "
                         "filesystem than the data: O_DIRECT_NO_FSYNC not recommended"),
-           "O_DIRECT with innodb_doublewrite_dir on another filesystem than the data: a "
-           "note."),
+           "O_DIRECT with innodb_doublewrite_dir on another filesystem than the data."),
     _check("cannot_judge",
            lambda ctx: (_method(ctx) == "O_DIRECT" and bool(ctx.facts.doublewrite_dir)
                         and ctx.doublewrite_same_fs is not True),
            lambda ctx: (f"whether innodb_doublewrite_dir={ctx.facts.doublewrite_dir} is on "
                         "the data files' filesystem (needed for O_DIRECT_NO_FSYNC): run on "
                         "the server's host"),
-           "O_DIRECT with innodb_doublewrite_dir whose filesystem is unknown (remote "
-           "server): cannot judge."),
+           "O_DIRECT with innodb_doublewrite_dir on a filesystem not known (a remote "
+           "server)."),
     _check("note",
            lambda ctx: _method(ctx) == "O_DIRECT" and not _other_fsyncs_visible(ctx)[0],
            lambda ctx: (f"O_DIRECT_NO_FSYNC would be safe on {dev_name(ctx)}, but data-file "
                         f"fsyncs are not a visible cost now ({_other_fsyncs_visible(ctx)[1]})"),
            "O_DIRECT, safe for O_DIRECT_NO_FSYNC, but data-file fsyncs are not a visible "
-           "cost: a note."),
+           "cost."),
     Rule(
         id="flush-method.o-direct-no-fsync-on-plp", severity="performance",
         setting="innodb_flush_method", holds=_is("O_DIRECT"),

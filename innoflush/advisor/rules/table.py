@@ -14,19 +14,53 @@ only its finding is dropped. So ignoring one rule never makes another one fire.
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 
 from ...errors import UsageError
 from . import commit, doublewrite, flush_method, use_fdatasync
 from .model import DURABILITIES, Check, Context, Evaluation, Rule
 
-FAMILIES: tuple[tuple[str, str, tuple[Rule | Check, ...]], ...] = (
-    ("flush-method", "innodb_flush_method", flush_method.ENTRIES),
-    ("trx-commit", "innodb_flush_log_at_trx_commit", commit.TRX_COMMIT),
-    ("sync-binlog", "sync_binlog", commit.SYNC_BINLOG),
-    ("use-fdatasync", "innodb_use_fdatasync", use_fdatasync.ENTRIES),
-    ("doublewrite", "innodb_doublewrite", doublewrite.ENTRIES),
+
+@dataclass(frozen=True)
+class Family:
+    """The entries about one setting, in evaluation order; ``intro`` heads its section of
+    docs/advisor-rules.md."""
+
+    name: str
+    setting: str
+    intro: str
+    entries: tuple[Rule | Check, ...]
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family("flush-method", "innodb_flush_method",
+           "How InnoDB writes and syncs its data files. MariaDB 11 deprecates "
+           "innodb_flush_method (MDEV-30136): the advisor reads the effective method from "
+           "innodb_doublewrite (`fast` is O_DIRECT_NO_FSYNC, MDEV-33545) and "
+           "innodb_data_file_buffering / innodb_data_file_write_through, and its findings "
+           "there set those variables instead (the finding's `setting` and my.cnf lines "
+           "say which).",
+           flush_method.ENTRIES),
+    Family("trx-commit", "innodb_flush_log_at_trx_commit",
+           "When the redo log is written and synced at commit. The right value depends on "
+           "`--durability` (strict: 1, or 3 on MariaDB; relaxed: 2) and on the server's "
+           "role: a replica or Galera node can get transactions lost in a crash back.",
+           commit.TRX_COMMIT),
+    Family("sync-binlog", "sync_binlog",
+           "How often the binary log is synced; only with the binary log on. Strict: 1 on "
+           "a primary. Relaxed: only a replica or Galera node drops the sync.",
+           commit.SYNC_BINLOG),
+    Family("use-fdatasync", "innodb_use_fdatasync",
+           "fdatasync() instead of fsync() for InnoDB's syncs: a variable of MySQL 8.0.26 "
+           "and later. MariaDB uses fdatasync wherever it can, with no variable "
+           "(MDEV-22177).",
+           use_fdatasync.ENTRIES),
+    Family("doublewrite", "innodb_doublewrite",
+           "The doublewrite buffer: each page-flush batch is written to it first, so a "
+           "page torn by a crash can be restored from the copy.",
+           doublewrite.ENTRIES),
 )
-TABLE: tuple[Rule | Check, ...] = tuple(e for _, _, entries in FAMILIES for e in entries)
+TABLE: tuple[Rule | Check, ...] = tuple(e for fam in FAMILIES for e in fam.entries)
 RULES: tuple[Rule, ...] = tuple(e for e in TABLE if isinstance(e, Rule))
 RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)
 

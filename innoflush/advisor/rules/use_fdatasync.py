@@ -34,23 +34,23 @@ ENTRIES: tuple[Rule | Check, ...] = (
     # has the variable
     Check(FAMILY, "silent", lambda ctx: ctx.facts.use_fdatasync is None, None,
           "no innodb_use_fdatasync variable (MariaDB: fdatasync wherever possible, "
-          "MDEV-22177; MySQL before 8.0.26): nothing to say."),
+          "MDEV-22177; MySQL before 8.0.26)."),
     Check(FAMILY, "silent", lambda ctx: bool(ctx.facts.use_fdatasync), None,
-          "innodb_use_fdatasync=ON: nothing to say."),
+          "innodb_use_fdatasync=ON already."),
     Check(FAMILY, "cannot_judge", lambda ctx: ctx.device is None,
           lambda ctx: ("whether innodb_use_fdatasync=ON would help: needs the "
                        "device's fsync and fdatasync latencies (--profile/--measure)"),
-          "no device profile: cannot judge."),
+          "no device profile."),
     Check(FAMILY, "cannot_judge", lambda ctx: not _both_figures(ctx),
           lambda ctx: (f"whether innodb_use_fdatasync=ON would help: {dev_name(ctx)} "
                        "does not have both fsync and fdatasync figures"),
-          "the profile lacks a measured fsync or fdatasync figure: cannot judge."),
+          "the profile lacks a measured fsync or fdatasync figure."),
     Check(FAMILY, "note",
           lambda ctx: ctx.device.fdatasync_ns > FDATASYNC_GAIN * ctx.device.fsync_ns,
           lambda ctx: (f"innodb_use_fdatasync: fdatasync "
                        f"({format_ns(ctx.device.fdatasync_ns)}) is not cheaper than fsync "
                        f"({format_ns(ctx.device.fsync_ns)}) on {dev_name(ctx)}"),
-          f"fdatasync costs more than {FDATASYNC_GAIN:.0%} of fsync on the device: a note."),
+          f"fdatasync costs more than {FDATASYNC_GAIN:.0%} of fsync on the device."),
     Rule(
         id="use-fdatasync.cheaper-than-fsync", severity="performance",
         setting="innodb_use_fdatasync", holds=lambda ctx: True, build=_use_fdatasync,

@@ -1,0 +1,16 @@
+#!/usr/bin/env python3
+"""Write docs/advisor-rules.md from the advisor's rule table (innoflush/advisor/rules/).
+
+    scripts/advisor_rules_doc.py            write the page
+    scripts/advisor_rules_doc.py --check    exit 1 (one line) when the page is stale
+
+tests/test_advisor_rules_doc.py checks that the committed page is what this produces.
+"""
+
+import sys
+from pathlib import Path
+
+from innoflush.advisor.rules.doc import DOC_PATH, main
+
+if __name__ == "__main__":
+    sys.exit(main(default_path=Path(__file__).resolve().parents[1] / DOC_PATH))
