@@ -10,7 +10,11 @@ tests/test_advisor_rules_doc.py checks that the committed page is what this prod
 import sys
 from pathlib import Path
 
-from innoflush.advisor.rules.doc import DOC_PATH, main
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from innoflush.advisor.rules.doc import DOC_PATH, main  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main(default_path=Path(__file__).resolve().parents[1] / DOC_PATH))
+    sys.exit(main(default_path=REPO / DOC_PATH))
