@@ -147,3 +147,15 @@ def test_advise_uses_the_calibration_at_the_connection_count(load_fixture):
     assert got[1] == wp.workload_at(1)[0] and got[1].cpu_us_per_trx == 100.0
     assert got[8] == wp.workload_at(8)[0] and got[8].cpu_us_per_trx == 900.0
 
+
+def test_the_lab_uses_the_calibration_at_the_runs_connection_count():
+    from innoflush.lab.options import RunPlan
+    from innoflush.lab.run import calibration_for
+
+    wp = _by_connections_profile()
+    for n, cpu, base in ((1, 100.0, 0.1), (8, 900.0, 0.4)):
+        plan = RunPlan(1, 1, "O_DIRECT", 2, None, n)
+        workload, source, commit_base = calibration_for(wp, plan)
+        assert (workload.connections, workload.cpu_us_per_trx) == (n, cpu)
+        assert workload == wp.workload_at(n)[0] and commit_base == base
+    assert calibration_for(None, plan) == (None, None, None)
