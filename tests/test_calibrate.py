@@ -9,7 +9,6 @@ import pytest
 from click.testing import CliRunner
 
 from innoflush.cli import main
-from innoflush.lab.calibrate import commit_base_ms, workload_at
 from innoflush.simulator.workload_profile import load_workload
 
 pytestmark = pytest.mark.server
@@ -75,12 +74,12 @@ def test_calibration_round_trip(calibrated, monkeypatch):
     assert wp.provenance["kind"] == "calibrated"
     assert wp.provenance["settings"]["innodb_flush_log_at_trx_commit"] == 0
     assert wp.provenance["spec"]["kind"] == "insert"
-    two, src = workload_at(wp, 2)
+    two, src = wp.workload_at(2)
     assert two.connections == 2 and "2 connection" in src
     assert two.cpu_us_per_trx == pytest.approx(runs[1]["workload"]["cpu_us_per_trx"])
-    assert commit_base_ms(wp) == pytest.approx(runs[0]["commit_latency_ms"]["p50"])
-    assert commit_base_ms(wp, 2) == pytest.approx(runs[1]["commit_latency_ms"]["p50"])
-    assert commit_base_ms(wp, 16) == commit_base_ms(wp, 2)       # the nearest count
+    assert wp.commit_base_ms() == pytest.approx(runs[0]["commit_latency_ms"]["p50"])
+    assert wp.commit_base_ms(2) == pytest.approx(runs[1]["commit_latency_ms"]["p50"])
+    assert wp.commit_base_ms(16) == wp.commit_base_ms(2)       # the nearest count
     # simulate (and tps) accept it by name
     r = CliRunner().invoke(main, ["simulate", "--profile", "samsung-990-pro", "--flavor",
                                   "mariadb-10.11", "--skip-log-bin", "--workload", "cal-test",
@@ -139,6 +138,10 @@ def test_advise_uses_the_profile_instead_of_fitting(calibrated, mariadb_server, 
     fit = adv["fit"]
     assert fit["source"] == "profile:cal-test"
     assert fit["steps"] == 1
-    assert fit["workload"]["cpu_us_per_trx"] == pytest.approx(wp.workload.cpu_us_per_trx)
+    # the calibration made at the run's connection count (2), as simulate and lab run
+    # pick it (WorkloadProfile.workload_at), not the profile's first (1-connection) one
+    assert fit["workload"]["cpu_us_per_trx"] == pytest.approx(wp.workload_at(2)[0].cpu_us_per_trx)
+    assert fit["workload"]["cpu_us_per_trx"] == pytest.approx(
+        rep["runs"][1]["workload"]["cpu_us_per_trx"])
     assert fit["workload"]["connections"] == 2
     assert any("not fitted" in a for a in fit["assumptions"])

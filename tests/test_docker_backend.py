@@ -310,9 +310,8 @@ def test_remove_leftover_lab_containers(docker_engine, docker_image):
 
 @pytest.mark.docker
 def test_offline_image_contract(docker_engine, docker_image, tmp_path):
-    import pymysql
-
     import docker
+    import pymysql
 
     if docker_image != OFFLINE_IMAGE:
         pytest.skip(f"checks the offline image; the tests run {docker_image}")

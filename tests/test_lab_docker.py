@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from innoflush.cli import main
-from innoflush.lab import run as labrun
 from innoflush.lab.local import is_listening
+from innoflush.lab.options import BACKENDS
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -54,4 +54,4 @@ def test_docker_missing_image_one_line(docker_engine, tmp_path):
     line = r.output.strip()
     assert "\n" not in line and "innoflush/no-such-image:0" in line
     assert "Traceback" not in r.output
-    assert labrun.BACKENDS == ("local", "docker")
+    assert BACKENDS == ("local", "docker")

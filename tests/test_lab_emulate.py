@@ -12,8 +12,14 @@ from click.testing import CliRunner
 from simprofiles import device
 
 from innoflush.cli import main
-from innoflush.lab import run as labrun
-from innoflush.lab.emulate import host_check, median_us, read_log, sync_distribution
+from innoflush.lab.emulate import (
+    emulation_result,
+    host_check,
+    median_us,
+    read_log,
+    sync_distribution,
+)
+from innoflush.lab.options import LabError
 
 pytestmark = pytest.mark.server
 
@@ -121,13 +127,13 @@ def test_read_log_parses_the_library_lines(tmp_path):
     lines = read_log(log)
     assert lines[0] == {"pid": 7, "fsync": 0, "fdatasync": 12, "dsync": 0, "slept_us": 3000,
                         "host_slower": 1, "channels": 1}
-    res = labrun.emulation_result(log, "docker", 4242, 10, [])
+    res = emulation_result(log, "docker", 4242, 10, [])
     assert res["server"]["pid"] == 1 and res["delayed_calls"] == 12
-    res = labrun.emulation_result(log, "local", 7, 10, [])
+    res = emulation_result(log, "local", 7, 10, [])
     assert res["delayed_calls"] == 12 and res["active"]
-    with pytest.raises(labrun.LabError, match="not active"):
-        labrun.emulation_result(tmp_path / "missing.log", "local", 7, 10, [])
-    assert labrun.emulation_result(tmp_path / "missing.log", "local", 7, 0, [])["active"] \
+    with pytest.raises(LabError, match="not active"):
+        emulation_result(tmp_path / "missing.log", "local", 7, 10, [])
+    assert emulation_result(tmp_path / "missing.log", "local", 7, 0, [])["active"] \
         is False
 
 

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from innoflush.cli import main
 from innoflush.lab import run as labrun
 from innoflush.lab.local import is_listening
+from innoflush.lab.predict import COMPARED
 from innoflush.measure import quick_tests
 
 pytestmark = pytest.mark.server
@@ -96,7 +97,7 @@ def test_two_flush_methods_measured_beside_predicted(server_binaries, tmp_path,
         assert m["status_deltas"]["Com_commit"] > 0
         assert m["server_cpu_s"] > 0 and m["loopback"]["wall_us"] > 0
         # measured and predicted, and the errors computed from them
-        for k in labrun.COMPARED:
+        for k in COMPARED:
             assert k in m and k in p
         for k in ("tps", "commit_latency_p50_ms", "commit_latency_p99_ms",
                   "data_fsyncs_per_s"):

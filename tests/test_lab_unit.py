@@ -11,33 +11,27 @@ from click.testing import CliRunner
 
 from innoflush.cli import main
 from innoflush.errors import UsageError
-from innoflush.lab import run as labrun
-from innoflush.lab.report import SCHEMA, num, pct, render_text, to_json
-from innoflush.lab.run import (
-    COMPARED,
-    LabError,
-    LabOptions,
-    compare,
-    derive_workload,
-    error_pct,
+from innoflush.lab import hostprobe
+from innoflush.lab.clients import ClientRun, WorkloadResult, client_cpu_summary, latency_ms
+from innoflush.lab.hostprobe import (
     files_delta,
     machine_cpu,
     machine_usage,
-    plan_runs,
-    predict,
-    predicted_figures,
     proc_cpu_seconds,
-    settings_mismatch,
     split_server_cpu,
 )
-from innoflush.lab.workload import (
-    ClientRun,
-    WorkloadResult,
-    WorkloadSpec,
-    client_cpu_summary,
-    latency_ms,
-    schema_sql,
+from innoflush.lab.options import LabError, LabOptions, plan_runs
+from innoflush.lab.predict import (
+    COMPARED,
+    compare,
+    derive_workload,
+    error_pct,
+    predict,
+    predicted_figures,
 )
+from innoflush.lab.report import SCHEMA, num, pct, render_text, to_json
+from innoflush.lab.servers import settings_mismatch
+from innoflush.lab.workload import WorkloadSpec, schema_sql
 from innoflush.live.sampling import Snapshot, interval_between, observe
 
 # ---- workload derivation ---------------------------------------------------------------
@@ -111,7 +105,7 @@ def test_derive_workload_doublewrite_share_from_the_runs_counters():
 
 
 def test_page_reentry_splits_first_entries_from_pages_that_come_back():
-    from innoflush.lab.run import page_reentry
+    from innoflush.lab.predict import page_reentry
 
     # an insert run on MariaDB: 10,000 pages created, 11,600 flushed of which 1,700
     # doublewritten (rewrites: first writes of new pages bypass the doublewrite)
@@ -319,9 +313,9 @@ def test_innodb_files(tmp_path):
     for p in ("ibdata1", "undo001", "db/t.ibd", "db/t.frm", "ib_logfile0", "ibtmp1",
               "#innodb_redo/x.ibd"):
         (tmp_path / p).write_bytes(b"x" * 10)
-    got = labrun.innodb_files(tmp_path)
+    got = hostprobe.innodb_files(tmp_path)
     assert sorted(got) == ["db/t.ibd", "ibdata1", "undo001"]
-    assert labrun.innodb_files(tmp_path / "missing") is None
+    assert hostprobe.innodb_files(tmp_path / "missing") is None
 
 
 # ---- the workload's arithmetic ---------------------------------------------------------------
@@ -599,22 +593,20 @@ def test_host_costs_need_a_sync_per_commit():
 
 
 def test_commit_base_of_a_sleeping_commit_is_at_least_one_connections():
-    from types import SimpleNamespace as NS
+    from innoflush.simulator import Workload
+    from innoflush.simulator.workload_profile import WorkloadProfile
 
-    from innoflush.lab.calibrate import commit_base_ms
-
-    wp = NS(provenance={"calibration": {"commit_base_ms": 0.09,
-                                        "commit_base_ms_by_connections": {"1": 0.09,
-                                                                          "2": 0.02,
-                                                                          "16": 0.7}}})
-    assert commit_base_ms(wp, 2) == 0.02
-    assert commit_base_ms(wp, 2, sleeping=True) == 0.09     # its threads sleep and wake
-    assert commit_base_ms(wp, 16, sleeping=True) == 0.7     # the larger one
-    assert commit_base_ms(wp, 3) == 0.02                    # the nearest count
+    wp = WorkloadProfile("t", "t", Workload(), provenance={"calibration": {
+        "commit_base_ms": 0.09, "commit_base_ms_by_connections": {"1": 0.09, "2": 0.02,
+                                                                  "16": 0.7}}})
+    assert wp.commit_base_ms(2) == 0.02
+    assert wp.commit_base_ms(2, sleeping=True) == 0.09     # its threads sleep and wake
+    assert wp.commit_base_ms(16, sleeping=True) == 0.7     # the larger one
+    assert wp.commit_base_ms(3) == 0.02                    # the nearest count
 
 
 def test_start_state_from_mariadb_and_mysql_status():
-    from innoflush.lab.run import start_state
+    from innoflush.lab.predict import start_state
 
     assert start_state({"Innodb_checkpoint_age": 3113905,
                         "Innodb_buffer_pool_pages_dirty": 212}) == \

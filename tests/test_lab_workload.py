@@ -7,14 +7,9 @@ import time
 
 import pytest
 
+from innoflush.lab.clients import LoadRunner, run_workload
 from innoflush.lab.local import ServerOptions, free_port
-from innoflush.lab.workload import (
-    LoadRunner,
-    WorkloadError,
-    WorkloadSpec,
-    prepare,
-    run_workload,
-)
+from innoflush.lab.workload import WorkloadError, WorkloadSpec, prepare
 
 pytestmark = pytest.mark.server
 

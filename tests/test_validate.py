@@ -11,7 +11,8 @@ from simprofiles import device
 
 from innoflush.cli import main
 from innoflush.lab import run as labrun
-from innoflush.lab.run import LabOptions
+from innoflush.lab.options import LabOptions
+from innoflush.lab.predict import compare
 from innoflush.lab.validate import MAPE_FIGURES, cell_plans, device_summary, directions, mape
 from innoflush.measure import quick_tests
 
@@ -26,7 +27,7 @@ def _cell(conns, method, fs_m, fs_p, commits_m=100, commits_p=100, tps=(100.0, 1
     m = {"tps": tps[0], "data_fsyncs_per_s": fs_m, "data_fsyncs_per_commit": fs_m / commits_m}
     p = {"tps": tps[1], "data_fsyncs_per_s": fs_p, "data_fsyncs_per_commit": fs_p / commits_p}
     return {"connections": conns, "trx_commit": 1, "flush_method": method, "measured": m,
-            "predicted": p, "errors_pct": labrun.compare(m, p), "replicate": replicate}
+            "predicted": p, "errors_pct": compare(m, p), "replicate": replicate}
 
 
 def test_mape_leaves_out_cells_without_an_error():

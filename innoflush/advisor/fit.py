@@ -242,8 +242,10 @@ def workload_from_profile(facts: ServerFacts, observed: Observed, profile, wprof
                           seed: int = 1, clock=time.monotonic) -> Fit:
     """The workload of a workload profile (``--workload``: e.g. ``lab calibrate``'s)
     instead of a fit: its per-transaction costs as they are, at the connections given
-    (or the average Threads_running). One simulation of the current settings shows how
-    the profile's workload compares with the observed rate; nothing is solved."""
+    (or the average Threads_running), from the profile's calibration at that count
+    (``WorkloadProfile.workload_at``, as simulate and the lab pick it). One simulation of
+    the current settings shows how the profile's workload compares with the observed
+    rate; nothing is solved."""
     t0 = clock()
     base, assumptions = workload_from_observed(observed, connections)
     conns = base.connections
@@ -252,8 +254,8 @@ def workload_from_profile(facts: ServerFacts, observed: Observed, profile, wprof
     cfg, notes = config_from_facts(facts, cores)
     assumptions += notes
     assumptions.append(f"cpu_cores = {cores}" + (" (this host)" if not cpu_cores else ""))
-    wl = Workload(**{**wprofile.workload.to_dict(), "connections": conns})
-    assumptions.append(f"workload from the profile {wprofile.name} ({wprofile.title}), not "
+    wl, source = wprofile.workload_at(conns)
+    assumptions.append(f"workload from the profile {source} ({wprofile.title}), not "
                        f"fitted: cpu_us_per_trx = {wl.cpu_us_per_trx:g}, client_us_per_trx = "
                        f"{wl.client_us_per_trx:g}, redo_bytes_per_trx = "
                        f"{wl.redo_bytes_per_trx}, pages_dirtied_per_trx = "

@@ -1,8 +1,10 @@
 """Lab: real servers (local binaries, Docker), a workload, measured against predicted."""
 
+from .clients import LoadRunner, WorkloadResult, run_workload
 from .local import LocalServer, ServerError, ServerOptions, find_binaries
-from .run import LabError, LabOptions, lab_run
-from .workload import LoadRunner, WorkloadError, WorkloadResult, WorkloadSpec, run_workload
+from .options import LabError, LabOptions
+from .run import lab_run
+from .workload import WorkloadError, WorkloadSpec
 
 __all__ = ["LabError", "LabOptions", "LoadRunner", "LocalServer", "ServerError",
            "ServerOptions", "WorkloadError", "WorkloadResult", "WorkloadSpec", "find_binaries",

@@ -10,7 +10,7 @@ which the model then charges twice — once as CPU, once as the device's latency
 So calibration runs the same workload with **no sync in the commit path**:
 ``innodb_flush_log_at_trx_commit=0`` (and ``sync_binlog=0`` with the binlog on), the redo
 written and synced about once a second by the server's background thread. From that
-run (``run.measure_one`` and ``run.derive_workload``, the same measurements as ``lab
+run (``run.measure_one`` and ``predict.derive_workload``, the same measurements as ``lab
 run``):
 
 - ``cpu_us_per_trx`` = server process CPU / commits; ``client_cpu_us_per_trx`` = the
@@ -20,7 +20,7 @@ run``):
   SHOW GLOBAL STATUS deltas; ``tablespaces`` and ``growth_bytes_per_trx`` from the
   InnoDB files (written, grown);
 - ``hot_page_share`` and ``dblwr_page_share`` (which written pages come back to the flush
-  list, which first writes are doublewritten: ``run.page_reentry``) pooled over the runs
+  list, which first writes are doublewritten: ``predict.page_reentry``) pooled over the runs
   that flushed pages; ``work_cv`` (how much transactions differ) from the run with the
   fewest connections.
 
@@ -28,7 +28,8 @@ CPU per transaction depends on the concurrency (at one connection every statemen
 wakes an idle thread; with more connections than cores the threads queue and switch),
 so with several ``--connections`` one calibration run is made per count: the profile's
 ``workload`` is the first count's, and ``provenance.calibration.by_connections`` keeps
-each count's (``workload_at`` picks the one for a run; ``lab validate`` uses it).
+each count's (``WorkloadProfile.workload_at`` picks the one for a run: ``lab run``,
+``lab validate``, ``simulate`` and ``advise`` use it).
 
 Then one more run, **the host's cost of a sync** (``host_costs``): one connection at
 ``innodb_flush_log_at_trx_commit=1`` on this host's storage (never emulated), beside the
@@ -53,19 +54,24 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from tabulate import tabulate
 
+from .. import __version__
 from ..errors import InnoflushError, UsageError
-from .run import (
-    LabOptions,
-    RunPlan,
-    _filesystem,
-    docker_server_class,
-    load_or_measure,
-    make_base_dir,
-    make_emulation,
-    measure_one,
-    run_checked,
-)
+from ..live.facts import filesystem_of
+from ..measure.probe import sync_call_cpu_us
+from ..profiles import load_profile
+from ..profiles.model import NAME_RE
+from ..simulator import Workload
+from ..simulator.flavors import get_flavor
+from ..simulator.redo import LOG_WRITE_MAX_SIZE
+from ..simulator.workload_profile import WorkloadProfile, save_workload, workload_dir
+from .emulate import make_emulation
+from .options import LabOptions, RunPlan
+from .predict import page_counts, page_reentry
+from .report import num
+from .run import load_or_measure, make_base_dir, measure_one, run_checked
+from .servers import docker_server_class
 
 SCHEMA = "innoflush.lab-calibrate/1"
 RESERVED_NAMES = ("insert", "oltp")   # the load generator's workloads (--workload)
@@ -100,9 +106,6 @@ def host_costs(idle, synced, storage, flavor_name: str | None,
     storage's device profile and `call_cpu_us`, the CPU a redo-sized write and its sync
     cost the thread that makes them (probe.sync_call_cpu_us; None: unknown, all of T is
     counted per sync). Returns (the Workload fields, derivation lines)."""
-    from ..simulator.flavors import get_flavor
-    from ..simulator.redo import LOG_WRITE_MAX_SIZE
-
     fl = get_flavor(flavor_name or "mariadb-10.11")
     lines: list[str] = []
     c0, c1 = idle.wr.commits, synced.wr.commits
@@ -190,10 +193,6 @@ def build_profile(name: str, title: str | None, opts: LabOptions, runs: list[dic
                   host: dict | None = None):
     """The WorkloadProfile: the first connection count's workload, every count's in
     provenance.calibration.by_connections; `host` (host_costs) in the provenance."""
-    from .. import __version__
-    from ..simulator import Workload
-    from ..simulator.workload_profile import WorkloadProfile
-
     extra = (host or {}).get("fields") or {}
     first = runs[0]["workload"]
     wl = Workload(**{**first, "connections": 1})
@@ -246,65 +245,17 @@ def build_profile(name: str, title: str | None, opts: LabOptions, runs: list[dic
                            workload=wl, provenance=prov, notes=notes)
 
 
-def commit_base_ms(wp, connections: int | None = None,
-                   sleeping: bool = False) -> float | None:
-    """The calibration's COMMIT round trip without a sync (ms): the part of a measured
-    commit latency that is not the wait for durability (the statement's round trip, the
-    server's commit processing and, with more connections than cores, the wait for a
-    CPU) — at the calibrated connection count nearest to ``connections``, or the first
-    one's; None for a profile without it. ``sleeping``: the commits wait for a sync
-    (trx_commit=1), so their threads sleep and are woken each time, as at one
-    connection — at least the one-connection round trip then."""
-    cal = (wp.provenance or {}).get("calibration") or {}
-    by = cal.get("commit_base_ms_by_connections") or {}
-    base = None
-    if connections is not None and by:
-        best = min((int(k) for k in by), key=lambda k: (abs(k - connections), k))
-        v = by.get(str(best))
-        if isinstance(v, int | float):
-            base = float(v)
-    if base is None:
-        v = cal.get("commit_base_ms")
-        base = float(v) if isinstance(v, int | float) else None
-    one = by.get("1")
-    if sleeping and base is not None and isinstance(one, int | float):
-        base = max(base, float(one))
-    return base
-
-
-def workload_at(wp, connections: int):
-    """The profile's Workload for a run at `connections`: the calibration made at that
-    count when the profile has one (provenance.calibration.by_connections), else the
-    nearest count's, else the profile's workload. Returns (Workload, source text)."""
-    from ..simulator import Workload
-
-    by = ((wp.provenance or {}).get("calibration") or {}).get("by_connections") or {}
-    if by:
-        counts = sorted(int(k) for k in by)
-        best = min(counts, key=lambda k: (abs(k - connections), k))
-        wl = Workload(**{**by[str(best)], "connections": connections})
-        if best == connections:
-            return wl, f"{wp.name} (calibrated at {best} connection(s))"
-        return wl, f"{wp.name} (calibrated at {best} connection(s), the nearest)"
-    return replace(wp.workload, connections=connections), wp.name
-
-
 def lab_calibrate(opts: LabOptions, save: str | None = None, force: bool = False,
                   title: str | None = None, progress=None, progress_line=None) -> dict:
     """Calibration runs, the workload profile, and (with save) the profile saved.
 
     Returns the report dict (keys: the module's SCHEMA, see lab/report.py)."""
-    from ..profiles import load_profile
-    from ..simulator.workload_profile import save_workload, workload_dir
-
     opts.validate()
     opts = replace(opts, trx_commits=[0], watch_extensions=True, advise=False)
     if save is not None:
         if save in RESERVED_NAMES:
             raise UsageError(f"--save {save}: {' and '.join(RESERVED_NAMES)} are the load "
                              "generator's workloads (lab run --workload); choose another name")
-        from ..profiles.model import NAME_RE
-
         if not NAME_RE.match(save):
             raise UsageError(f"bad workload name {save!r}: use lowercase letters, digits, "
                              "'.', '_' and '-'")
@@ -320,7 +271,7 @@ def lab_calibrate(opts: LabOptions, save: str | None = None, force: bool = False
     warnings: list[str] = []
     emulation = None
     try:
-        fs = _filesystem(str(base))
+        fs = filesystem_of(str(base))
         # the host-cost run needs the storage's latencies: --profile, else measured now
         host, how = load_or_measure(opts, base, progress_line, small_writes=True)
         if opts.emulate:
@@ -349,8 +300,6 @@ def pooled_page_reentry(measured) -> dict | None:
     """page_reentry over the calibration runs that flushed pages, pooled: which share of
     the pages comes back after a write and which first writes are doublewritten is the
     workload's, the same at every connection count; None when no run tells."""
-    from .run import page_counts, page_reentry
-
     sums = {"commits": 0, "created": 0, "flushed": 0, "growth": 0, "dblwr": 0}
     for m in measured:
         created, flushed, dblwr = page_counts(m.iv.deltas)
@@ -397,10 +346,6 @@ def redo_call_cpu_us(base: Path, flavor_name: str | None) -> float | None:
     """The CPU of one redo-sized write and its sync on this storage, as the flavor makes
     them (probe.sync_call_cpu_us in a probe file of ours under base); None if the probe
     cannot run there."""
-    from ..measure.probe import sync_call_cpu_us
-    from ..simulator.flavors import get_flavor
-    from ..simulator.redo import LOG_WRITE_MAX_SIZE
-
     fl = get_flavor(flavor_name or "mariadb-10.11")
     try:
         return sync_call_cpu_us(str(base), "fdatasync" if fl.use_fdatasync(None) else "fsync",
@@ -472,10 +417,6 @@ def calibration_profile(opts, plans, base: Path, warnings: list[str], progress, 
 
 
 def calibrate_cpu_table(report: dict) -> str:
-    from tabulate import tabulate
-
-    from .report import num
-
     rows = []
     for r in report["runs"]:
         w = r["workload"]
@@ -542,5 +483,5 @@ def render_text(report: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["SCHEMA", "calibration_plans", "commit_base_ms", "host_costs", "lab_calibrate",
-           "render_text", "workload_at"]
+__all__ = ["SCHEMA", "calibration_plans", "calibration_profile", "host_costs", "lab_calibrate",
+           "render_text"]

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
+from collections.abc import Callable
 
 import click
 
 from ..errors import UsageError
+from ..simulator.workload_profile import load_workload
 from ..units import parse_list, parse_size
+from . import report as run_report
+from . import validate_report
+from .calibrate import lab_calibrate
+from .calibrate import render_text as render_calibrate_text
+from .options import BACKENDS, LabOptions
+from .run import lab_run
+from .validate import ValidateOptions, command_line, lab_validate
+from .workload import KINDS
 
 RUN_HELP = """Start a fresh server for every combination of the listed settings (local
 binaries or Docker), drive a workload from client processes, take the SHOW GLOBAL STATUS
@@ -64,12 +75,8 @@ def resolve_workload(value: str, rows_per_trx: str | None) -> tuple[str, tuple[i
     calibrate --save NAME`, or a JSON file): the load is the one it was calibrated with
     (its provenance's ``spec``; insert when it has none) and the predictions use its
     per-transaction costs."""
-    from .workload import KINDS
-
     if value in KINDS:
         return value, _rows_range(rows_per_trx or "1-10"), None
-    from ..simulator.workload_profile import load_workload
-
     wp = load_workload(value)          # exit 2 for an unknown name or a bad file
     spec = (wp.provenance or {}).get("spec") or {}
     kind = spec.get("kind") if spec.get("kind") in KINDS else "insert"
@@ -100,19 +107,65 @@ def _progress(enabled: bool):
     return run_phase, line
 
 
+def _interruptible(call):
+    """call(), and on Ctrl-C the one line that says what was cleaned up (exit 130)."""
+    try:
+        return call()
+    except KeyboardInterrupt:
+        click.echo("innoflush: interrupted: the client processes and the server were "
+                   "stopped and the work directory removed", err=True)
+        sys.exit(130)
+
+
+def server_choice_options(image_help: str, basedir_help: str,
+                          backend_help: str | None = None) -> Callable[[Callable], Callable]:
+    """--backend, --image and --basedir (which server every run starts), in that order, for
+    the lab's commands; each command words the help for its own use."""
+    options = (
+        click.option("--backend", type=click.Choice(list(BACKENDS)), default="local",
+                     show_default=True, help=backend_help),
+        click.option("--image", default=None, help=image_help),
+        click.option("--basedir", default=None, type=click.Path(file_okay=False),
+                     help=basedir_help),
+    )
+
+    return _stacked(options)
+
+
+def load_options(*, log_bin_help: str, connections_help: str, duration: tuple[float, str],
+                 warmup: tuple[float, str]) -> Callable[[Callable], Callable]:
+    """--log-bin, --connections, --duration and --warmup (the load of each run), in that
+    order; duration and warmup: (default seconds, help) for the command's use."""
+    return _stacked((
+        click.option("--log-bin/--skip-log-bin", default=False, show_default=True,
+                     help=log_bin_help),
+        click.option("--connections", default="1", show_default=True, help=connections_help),
+        click.option("--duration", type=float, default=duration[0], show_default=True,
+                     help=duration[1]),
+        click.option("--warmup", type=float, default=warmup[0], show_default=True,
+                     help=warmup[1]),
+    ))
+
+
+def _stacked(options) -> Callable[[Callable], Callable]:
+    """One decorator applying click options so that --help lists them in the order given."""
+    def decorate(command):
+        for option in reversed(options):
+            command = option(command)
+        return command
+    return decorate
+
+
 @click.group("lab")
 def lab_group() -> None:
     """Real servers under a workload: the model checked against measurements."""
 
 
 @lab_group.command("run", help=RUN_HELP)
-@click.option("--backend", type=click.Choice(["local", "docker"]), default="local",
-              show_default=True, help="local: mariadbd/mysqld binaries on this host; docker: "
-              "a container per run.")
-@click.option("--image", default=None, help="Docker image (docker backend), e.g. mysql:8.4, "
-              "mariadb:10.11.")
-@click.option("--basedir", default=None, type=click.Path(file_okay=False),
-              help="Server basedir (local backend; default: PATH and /usr/sbin).")
+@server_choice_options(
+    backend_help="local: mariadbd/mysqld binaries on this host; docker: a container per run.",
+    image_help="Docker image (docker backend), e.g. mysql:8.4, mariadb:10.11.",
+    basedir_help="Server basedir (local backend; default: PATH and /usr/sbin).")
 @click.option("--flush-method", default="O_DIRECT", show_default=True,
               help="innodb_flush_method values, comma-separated (fsync, O_DSYNC, O_DIRECT, "
                    "O_DIRECT_NO_FSYNC).")
@@ -120,14 +173,11 @@ def lab_group() -> None:
               help="innodb_flush_log_at_trx_commit values (0, 1, 2), comma-separated.")
 @click.option("--sync-binlog", default=None,
               help="sync_binlog values, comma-separated (default: the server's).")
-@click.option("--log-bin/--skip-log-bin", default=False, show_default=True,
-              help="Binary log on or off.")
-@click.option("--connections", default="1", show_default=True,
-              help="Client connections (processes), comma-separated.")
-@click.option("--duration", type=float, default=10.0, show_default=True,
-              help="Seconds of workload per run (1-3600).")
-@click.option("--warmup", type=float, default=0.0, show_default=True,
-              help="Seconds of workload before the measured --duration (not measured).")
+@load_options(
+    log_bin_help="Binary log on or off.",
+    connections_help="Client connections (processes), comma-separated.",
+    duration=(10.0, "Seconds of workload per run (1-3600)."),
+    warmup=(0.0, "Seconds of workload before the measured --duration (not measured)."))
 @click.option("--workload", default="insert", show_default=True,
               metavar="insert|oltp|NAME|FILE",
               help="insert: multi-row INSERTs into a table with 3 secondary indexes; oltp: "
@@ -169,9 +219,6 @@ def run_command(backend, image, basedir, flush_method, trx_commit, sync_binlog, 
                 connections, duration, warmup, workload, rows_per_trx, datadir_on, profile_ref,
                 measure, buffer_pool, port, server_options, no_advise, emulate_ref,
                 emulate_channels, seed, as_json) -> None:
-    from .report import render_text, to_json
-    from .run import LabOptions, lab_run
-
     parse_size(buffer_pool)
     kind, rows, workload_ref = resolve_workload(workload, rows_per_trx)
     opts = LabOptions(
@@ -184,13 +231,9 @@ def run_command(backend, image, basedir, flush_method, trx_commit, sync_binlog, 
         extra=_extra(server_options), advise=not no_advise, seed=seed,
         emulate=emulate_ref, emulate_channels=emulate_channels, workload_ref=workload_ref)
     run_phase, line = _progress(not as_json and sys.stderr.isatty())
-    try:
-        report = lab_run(opts, progress=run_phase, progress_line=line)
-    except KeyboardInterrupt:
-        click.echo("innoflush: interrupted: the client processes and the server were "
-                   "stopped and the work directory removed", err=True)
-        sys.exit(130)
-    click.echo(to_json(report) if as_json else render_text(report), nl=False)
+    report = _interruptible(lambda: lab_run(opts, progress=run_phase, progress_line=line))
+    click.echo(run_report.to_json(report) if as_json else run_report.render_text(report),
+               nl=False)
 
 
 CALIBRATE_HELP = """Measure what a transaction of the lab's workload costs on a real server
@@ -213,21 +256,15 @@ Exit codes: 0 done; 2 usage error (bad option, the name exists without --force);
 
 
 @lab_group.command("calibrate", help=CALIBRATE_HELP)
-@click.option("--backend", type=click.Choice(["local", "docker"]), default="local",
-              show_default=True)
-@click.option("--image", default=None, help="Docker image (docker backend).")
-@click.option("--basedir", default=None, type=click.Path(file_okay=False),
-              help="Server basedir (local backend).")
+@server_choice_options(image_help="Docker image (docker backend).",
+                       basedir_help="Server basedir (local backend).")
 @click.option("--flush-method", default="O_DIRECT", show_default=True,
               help="innodb_flush_method of the calibration runs.")
-@click.option("--log-bin/--skip-log-bin", default=False, show_default=True,
-              help="Binary log on (then sync_binlog=0) or off.")
-@click.option("--connections", default="1", show_default=True,
-              help="Client connections, comma-separated: one run per value.")
-@click.option("--duration", type=float, default=5.0, show_default=True,
-              help="Measured seconds per run.")
-@click.option("--warmup", type=float, default=1.0, show_default=True,
-              help="Seconds of workload before each measured run.")
+@load_options(
+    log_bin_help="Binary log on (then sync_binlog=0) or off.",
+    connections_help="Client connections, comma-separated: one run per value.",
+    duration=(5.0, "Measured seconds per run."),
+    warmup=(1.0, "Seconds of workload before each measured run."))
 @click.option("--workload", type=click.Choice(["insert", "oltp"]), default="insert",
               show_default=True, help="The load generator's workload.")
 @click.option("--rows-per-trx", default="1-10", show_default=True,
@@ -253,11 +290,6 @@ def calibrate_command(backend, image, basedir, flush_method, log_bin, connection
                       warmup, workload, rows_per_trx, datadir_on, emulate_ref,
                       emulate_channels, profile_ref, measure, buffer_pool, server_options,
                       port, seed, save_name, force, title, as_json) -> None:
-    import json
-
-    from .calibrate import lab_calibrate, render_text
-    from .run import LabOptions
-
     parse_size(buffer_pool)
     if (profile_ref or measure) and not emulate_ref:
         raise UsageError("--profile/--measure describe this host's storage for --emulate; "
@@ -274,15 +306,11 @@ def calibrate_command(backend, image, basedir, flush_method, log_bin, connection
         extra=_extra(server_options), advise=False, seed=seed, emulate=emulate_ref,
         emulate_channels=emulate_channels)
     run_phase, line = _progress(not as_json and sys.stderr.isatty())
-    try:
-        report = lab_calibrate(opts, save=save_name, force=force, title=title,
-                               progress=run_phase, progress_line=line)
-    except KeyboardInterrupt:
-        click.echo("innoflush: interrupted: the client processes and the server were "
-                   "stopped and the work directory removed", err=True)
-        sys.exit(130)
-    click.echo(json.dumps(report, indent=2, default=str) if as_json else render_text(report),
-               nl=not as_json)
+    report = _interruptible(lambda: lab_calibrate(opts, save=save_name, force=force,
+                                                  title=title, progress=run_phase,
+                                                  progress_line=line))
+    click.echo(json.dumps(report, indent=2, default=str) if as_json
+               else render_calibrate_text(report), nl=not as_json)
 
 
 VALIDATE_HELP = """The model's prediction error on a real server: a matrix of connections ×
@@ -307,11 +335,8 @@ report is still written) or another failure; 130 interrupted.
 
 
 @lab_group.command("validate", help=VALIDATE_HELP)
-@click.option("--backend", type=click.Choice(["local", "docker"]), default="local",
-              show_default=True)
-@click.option("--image", default=None, help="Docker image (docker backend).")
-@click.option("--basedir", default=None, type=click.Path(file_okay=False),
-              help="Server basedir (local backend).")
+@server_choice_options(image_help="Docker image (docker backend).",
+                       basedir_help="Server basedir (local backend).")
 @click.option("--devices", default="local,samsung-990-pro,hdd-wd2502abys", show_default=True,
               help="local (this host's storage) and device profiles to emulate, "
                    "comma-separated.")
@@ -363,10 +388,6 @@ def validate_command(backend, image, basedir, devices, connections, flush_method
                      preload_rows, datadir_on, profile_ref, measure, emulate_channels,
                      buffer_pool, server_options, save_workload, force, seed, as_json,
                      markdown_file, show_progress) -> None:
-    from .run import LabOptions
-    from .validate import ValidateOptions, command_line, lab_validate
-    from .validate_report import render_markdown, render_text, to_json
-
     parse_size(buffer_pool)
     kind, rows, workload_ref = resolve_workload(workload_value, rows_per_trx)
     if preload_rows is not None and preload_rows < 1:
@@ -396,16 +417,12 @@ def validate_command(backend, image, basedir, devices, connections, flush_method
 
     def line(text: str) -> None:
         click.echo(f"[validate] {text}", err=True)
-    try:
-        report = lab_validate(vopts, progress=run_phase if show else None,
-                              progress_line=line if show else None)
-    except KeyboardInterrupt:
-        click.echo("innoflush: interrupted: the client processes and the server were "
-                   "stopped and the work directory removed", err=True)
-        sys.exit(130)
+    report = _interruptible(lambda: lab_validate(vopts, progress=run_phase if show else None,
+                                                 progress_line=line if show else None))
     if markdown_file:
         with open(markdown_file, "w", encoding="utf-8") as f:
-            f.write(render_markdown(report))
-    click.echo(to_json(report) if as_json else render_text(report), nl=False)
+            f.write(validate_report.render_markdown(report))
+    click.echo(validate_report.to_json(report) if as_json
+               else validate_report.render_text(report), nl=False)
     if any("error" in c for d in report["devices"] for c in d.get("cells", [])):
         sys.exit(1)

@@ -39,6 +39,9 @@ import ssl
 import time
 from pathlib import Path, PurePosixPath
 
+import docker
+import pymysql
+
 from .local import ServerError, ServerOptions, free_port, port_in_use
 
 OFFLINE_IMAGE = "innoflush/mariadb:10.11-offline"   # docker/build-offline-image.sh
@@ -64,12 +67,6 @@ class ImageNotFoundError(DockerServerError):
     """The image is not on the engine (and was not pulled)."""
 
 
-def _docker():
-    import docker  # imported when used: the SDK (requests, urllib3) is slow to import
-
-    return docker
-
-
 def engine_address() -> str:
     return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
 
@@ -89,7 +86,6 @@ def _engine_reason(exc: BaseException) -> str:
 def docker_client(timeout: float = _API_TIMEOUT_S):
     """A client of the engine DOCKER_HOST names (or the local socket), API version
     negotiated; DockerEngineError, one line saying how to start it, when none answers."""
-    docker = _docker()
     try:
         client = docker.from_env(version="auto", timeout=int(timeout))
         client.ping()
@@ -116,7 +112,6 @@ def how_to_get(image: str) -> str:
 
 def get_image(client, image: str, pull: bool = False):
     """The image object; with pull, pulled when missing. ImageNotFoundError otherwise."""
-    docker = _docker()
     try:
         return client.images.get(image)
     except docker.errors.ImageNotFound:
@@ -202,7 +197,6 @@ def lab_containers(client=None) -> list:
 def remove_lab_containers(client=None, orphans_only: bool = True) -> list[str]:
     """Remove lab containers left behind; returns their names. With orphans_only, only
     those whose creating process (label innoflush.pid, on this host) is gone."""
-    docker = _docker()
     client = client or docker_client()
     removed = []
     for c in lab_containers(client):
@@ -377,7 +371,6 @@ class DockerServer:
         return self
 
     def _launch(self, client) -> None:
-        docker = _docker()
         labels = {LABEL: LABEL_VALUE, f"{LABEL}.workdir": str(self.workdir),
                   f"{LABEL}.port": str(self.port), f"{LABEL}.pid": str(os.getpid())}
         kwargs = {}
@@ -400,8 +393,6 @@ class DockerServer:
         self.container_id = self.container.id
 
     def _wait_ready(self) -> None:
-        import pymysql
-
         deadline = time.monotonic() + self.start_timeout_s
         last = ""
         while time.monotonic() < deadline:
@@ -450,8 +441,6 @@ class DockerServer:
         return self._pymysql_connect("root", self.root_password, **kw)
 
     def _pymysql_connect(self, user: str, password: str, **kw):
-        import pymysql
-
         args = {"host": self.HOST, "port": self.port, "user": user, "password": password}
         args.update(kw)
         if self._use_tls and "ssl" not in kw:
@@ -502,7 +491,6 @@ class DockerServer:
             return self.container
         if self._client is None:
             return None
-        docker = _docker()
         try:
             return self._client.containers.get(self.name)
         except docker.errors.NotFound:
@@ -522,7 +510,6 @@ class DockerServer:
         if container is None:
             self.container = None
             return
-        docker = _docker()
         try:
             with contextlib.suppress(docker.errors.NotFound):
                 container.reload()

@@ -10,6 +10,11 @@ delayed. The distribution is the one the simulator's device draws for a sync aft
 16 KB O_DIRECT write (``sync_distribution``), and by default the syncs share one
 cache-flush channel, as in the model (``channels=1``). Each preloaded process appends
 one line of counters to ``INNOFLUSH_EMULATE_LOG`` at exit (``read_log``).
+
+For the lab's runs: ``make_emulation`` builds the library and checks this host against
+the profile (an ``Emulation``), ``Emulation.prepare`` gives a server's backend the
+preload (environment, and for a container the library and log directory mounted), and
+``emulation_result`` reads back what the library delayed in a run.
 """
 
 from __future__ import annotations
@@ -19,13 +24,19 @@ import math
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+import simpy
+
 from ..errors import InnoflushError
-from ..profiles import DeviceProfile
+from ..measure import TestSpec, measure_profile
+from ..profiles import DeviceProfile, load_profile
 from ..profiles.store import user_home
+from ..simulator.device import Device
 from ..stats import MEAN_ONLY_SIGMA, SHAPE_MEAN_ONLY, LatencySummary
+from .options import LabError
 
 LIB_NAME = "libinnoflush_emulate"
 # probabilities at which a mean-only (lognormal) distribution is tabulated for the library
@@ -120,10 +131,6 @@ def sync_distribution(profile: DeviceProfile, op: str, write_bytes: int = 16384
     O_DSYNC write (``dsync``): the same profile lookup and the same correction as
     ``simulator.device.Device`` (a source that published write+sync totals has the write
     taken out), so the emulated server and the model see one distribution."""
-    import simpy
-
-    from ..simulator.device import Device
-
     dev = Device(simpy.Environment(), profile, None)
     if op == "dsync":
         sampler = dev.sampler("write", "dsync", write_bytes, True)
@@ -209,8 +216,6 @@ def delayed_calls(line: dict[str, int] | None) -> int:
 def host_probe(path: str, duration_s: float = 0.5):
     """A quick DeviceProfile of the storage under path: 16 KB O_DIRECT write, write +
     fsync and write + fdatasync, one job, ``duration_s`` each (innoflush.measure)."""
-    from ..measure import TestSpec, measure_profile
-
     tests = [TestSpec("none", 16384, True, 1), TestSpec("fsync", 16384, True, 1),
              TestSpec("fdatasync", 16384, True, 1)]
     return measure_profile(path, "host-probe", f"quick probe of {path}", tests=tests,
@@ -274,3 +279,119 @@ def host_check(profile: DeviceProfile, host: DeviceProfile, host_source: str) ->
         pass
     return {"verdict": verdict, "host_source": host_source, "ops": ops, "writes": writes,
             "notes": notes}
+
+
+# ---- a lab run on an emulated device -----------------------------------------------------
+
+@dataclass
+class Emulation:
+    """A device emulated for the lab's servers (lab/emulate.py): the profile whose sync
+    latencies a preloaded library imposes on the server, the built library, and whether
+    this host's storage is fast enough for it (``emulate.host_check``)."""
+
+    profile: object                 # the emulated DeviceProfile
+    library: Path
+    check: dict
+    channels: int = 1
+    seed: int = 1
+
+    CONTAINER_LIB = "/innoflush-emulate/lib/libinnoflush_emulate.so"
+    CONTAINER_LOG_DIR = "/innoflush-emulate/log"
+    LOG_NAME = "emulate.log"
+
+    def prepare(self, log_dir: Path, backend: str) -> tuple[dict, Path]:
+        """(keyword arguments for the backend's server class, the log's path on this
+        host). The log directory is the run's own; a container gets the library
+        (read-only) and that directory (read-write: its server runs as another user)."""
+        log_dir.mkdir(parents=True, exist_ok=True)
+        log = log_dir / self.LOG_NAME
+        log.touch()
+        os.chmod(log_dir, 0o777)
+        os.chmod(log, 0o666)
+        if backend == "local":
+            return {"env": preload_env(self.profile, self.library, self.seed, str(log),
+                                       self.channels)}, log
+        env = preload_env(self.profile, self.library, self.seed,
+                          f"{self.CONTAINER_LOG_DIR}/{self.LOG_NAME}", self.channels,
+                          library_in_server=self.CONTAINER_LIB)
+        volumes = {str(self.library): {"bind": self.CONTAINER_LIB, "mode": "ro"},
+                   str(log_dir): {"bind": self.CONTAINER_LOG_DIR, "mode": "rw"}}
+        return {"environment": env, "volumes": volumes}, log
+
+    def to_dict(self) -> dict:
+        return {"profile": self.profile.name, "title": self.profile.title,
+                "library": str(self.library), "channels": self.channels, "seed": self.seed,
+                "sync_p50_us": {op: round(median_us(sync_distribution(self.profile, op)), 1)
+                                for op in ("fsync", "fdatasync")},
+                "host_check": self.check}
+
+
+def make_emulation(ref: str, base: Path, host_profile=None, host_source: str | None = None,
+                   seed: int = 1, channels: int = 1, progress_line=None) -> Emulation:
+    """Load the profile to emulate, build the library, and check this host against it:
+    with host_profile (the storage's --profile or --measure) as given, else a quick
+    probe of the storage under base."""
+    profile = load_profile(ref)
+    library = build_library()
+    if host_profile is None:
+        if progress_line:
+            progress_line(f"probing this host's sync latency under {base} (to check that "
+                          f"{profile.name} is slower)")
+        host_profile = host_probe(str(base))
+        host_source = "a quick probe of 16 KB O_DIRECT write + fsync/fdatasync under " \
+            f"{base.parent}"
+    return Emulation(profile, library, host_check(profile, host_profile, host_source or
+                                                  host_profile.name), channels, seed)
+
+
+def preload_complaints(server) -> list[str]:
+    """What the dynamic loader said about LD_PRELOAD in the server's output, if anything."""
+    text = ""
+    out = getattr(server, "workdir", None)
+    if out is not None and (Path(out) / "server.out").is_file():
+        try:
+            text = (Path(out) / "server.out").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+    else:
+        try:
+            text = server.error_log_tail(60).replace(" | ", "\n")
+        except Exception:  # noqa: BLE001 - only for the message
+            text = ""
+    return [ln.strip() for ln in text.splitlines() if "LD_PRELOAD" in ln or "ld.so" in ln][:3]
+
+
+def emulation_result(log: Path, backend: str, server_pid: int | None,
+                     data_fsyncs: int | None, complaints: list[str]) -> dict:
+    """The library's log for one run: the server's line (its own PID locally; PID 1 in a
+    container, where the entrypoint execs the server), delayed calls; LabError when the
+    server synced during the run but the library delayed nothing (preload refused)."""
+    lines = read_log(log)
+    want = 1 if backend == "docker" else server_pid
+    server = next((ln for ln in reversed(lines) if ln.get("pid") == want), None)
+    if server is None and lines:
+        server = lines[-1]
+    delayed = delayed_calls(server)
+    if data_fsyncs and delayed == 0:
+        raise LabError(
+            f"the device emulation was not active: the server made {data_fsyncs:,} syncs "
+            f"(Innodb_data_fsyncs) but the emulation log {log.name} shows "
+            + ("no delayed call" if lines else "nothing (no preloaded process wrote it)")
+            + (f"; the loader said: {'; '.join(complaints)}" if complaints else
+               " — the library was not preloaded into the server (LD_PRELOAD refused or "
+               "overridden?)"))
+    return {"server": server, "delayed_calls": delayed,
+            "delayed_fsync": (server or {}).get("fsync", 0),
+            "delayed_fdatasync": (server or {}).get("fdatasync", 0),
+            "delayed_dsync": (server or {}).get("dsync", 0),
+            "slept_s": round((server or {}).get("slept_us", 0) / 1e6, 3),
+            # how late the sleeps woke, in all: the host's wake-up, not the device's
+            "overshoot_s": round((server or {}).get("overshoot_us", 0) / 1e6, 4),
+            "host_slower_calls": (server or {}).get("host_slower", 0),
+            "processes": len(lines), "active": delayed > 0}
+
+
+__all__ = ["Emulation", "EmulationError", "build_library", "delayed_calls", "emulation_env",
+           "emulation_result", "host_check", "host_probe", "library_path", "make_emulation",
+           "median_us",
+           "preload_complaints", "preload_env", "read_log", "sync_distribution"]

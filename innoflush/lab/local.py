@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pymysql
+
 from ..errors import InnoflushError
 
 SERVER_NAMES = ("mariadbd", "mysqld")
@@ -314,8 +316,6 @@ class LocalServer:
             raise ServerError(f"cannot start {self.binaries.server}: {exc}") from None
 
     def _wait_ready(self) -> None:
-        import pymysql
-
         deadline = time.monotonic() + self.start_timeout_s
         last = ""
         while time.monotonic() < deadline:
@@ -338,8 +338,6 @@ class LocalServer:
 
     # ---- use -------------------------------------------------------------------------
     def connect(self, user: str = "root", password: str = "", **kw):
-        import pymysql
-
         if not self.is_running():
             raise ServerError("the server is not running")
         kw.setdefault("autocommit", True)

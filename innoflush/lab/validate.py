@@ -35,22 +35,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import InnoflushError, UsageError
+from ..live.facts import filesystem_of
+from ..measure import gather_facts
+from ..profiles import load_profile
+from ..simulator.workload_profile import load_workload, save_workload, workload_dir
+from .calibrate import calibration_plans, calibration_profile
+from .emulate import make_emulation
+from .options import LabError, LabOptions, RunPlan
+from .predict import compare, predict, predicted_figures, sim_config
 from .run import (
-    LabError,
-    LabOptions,
-    RunPlan,
-    _filesystem,
-    compare,
-    docker_server_class,
+    calibration_for,
     load_or_measure,
     make_base_dir,
-    make_emulation,
     measure_one,
-    predict,
-    predicted_figures,
     run_checked,
-    sim_config,
 )
+from .servers import docker_server_class
 
 SCHEMA = "innoflush.lab-validate/1"
 LOCAL = "local"
@@ -320,8 +320,6 @@ def cell_plans(opts: LabOptions, replicates: int = 1) -> list[tuple[RunPlan, int
 
 
 def host_facts(path: str) -> dict:
-    from ..measure import gather_facts
-
     try:
         f = gather_facts(path)
     except Exception as exc:  # noqa: BLE001 - facts are for the report only
@@ -351,11 +349,7 @@ def calibrate_for(vopts: ValidateOptions, base: Path, warnings: list[str], progr
     """The workload profile the predictions use: vopts.workload_ref, else calibration
     runs now (one per connection count and the host-cost run, this host's storage —
     `storage` its device profile —, no emulation)."""
-    from .calibrate import calibration_plans, calibration_profile
-
     if vopts.workload_ref:
-        from ..simulator.workload_profile import load_workload
-
         return load_workload(vopts.workload_ref), None
     o = vopts.lab
     copts = replace(o, trx_commits=[0], emulate=None, advise=False, watch_extensions=True,
@@ -367,8 +361,6 @@ def calibrate_for(vopts: ValidateOptions, base: Path, warnings: list[str], progr
         vopts.save_workload or "validate-calibration", None, None, storage=storage)
     saved = None
     if vopts.save_workload:
-        from ..simulator.workload_profile import save_workload
-
         saved = str(save_workload(wp, overwrite=vopts.force))
     return wp, {"runs": runs, "derivation": derivations[0], "saved": saved,
                 "host_costs": (wp.provenance.get("calibration") or {}).get("host_costs"),
@@ -381,9 +373,6 @@ def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> d
     Always stops every server and removes every work directory it created. A cell whose
     run fails is tried again (``retries``); a cell that still fails is reported with its
     error and left out of the statistics."""
-    from ..profiles import load_profile
-    from .calibrate import commit_base_ms, workload_at
-
     vopts.validate()
     o = vopts.lab
     t_start = time.monotonic()
@@ -395,12 +384,8 @@ def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> d
     if o.profile_ref:
         load_profile(o.profile_ref)
     if vopts.workload_ref:
-        from ..simulator.workload_profile import load_workload
-
         load_workload(vopts.workload_ref)
     if vopts.save_workload and not vopts.workload_ref:
-        from ..simulator.workload_profile import workload_dir
-
         if (workload_dir() / f"{vopts.save_workload}.json").exists() and not vopts.force:
             raise UsageError(f"workload {vopts.save_workload!r} already exists (use --force "
                              "to replace it)")
@@ -413,7 +398,7 @@ def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> d
     calibration = None
     wp = None
     try:
-        fs = _filesystem(str(base))
+        fs = filesystem_of(str(base))
         host = host_facts(str(base))
         host_profile = host_how = None
         if LOCAL in vopts.devices or o.profile_ref or o.measure or not vopts.workload_ref:
@@ -453,13 +438,11 @@ def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> d
             cells = []
             tag = f"device {dn}/{len(vopts.devices)} {device}"
             for plan, replicate in plans:
-                wl, src = workload_at(wp, plan.connections)
+                wl, src, commit_base = calibration_for(wp, plan)
                 workdir = base / f"{dn}-run-{plan.index}"
                 cell = _cell_with_retries(vopts, plan, workdir, device, profile, emulation,
                                           wl, src, wp.workload, warnings,
-                                          _prefixed(progress, tag),
-                                          commit_base_ms(wp, plan.connections,
-                                                         sleeping=plan.commits_sleep))
+                                          _prefixed(progress, tag), commit_base)
                 cells.append({**cell, "replicate": replicate})
             entry["cells"] = cells
             entry["summary"] = device_summary(cells)

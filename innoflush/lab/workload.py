@@ -1,4 +1,5 @@
-"""The lab's load generator: N client processes committing small write transactions.
+"""The lab's workloads: what the client processes (lab/clients.py) run, and the table
+they run it on.
 
 Two workloads, each on a table of its own in database ``innoflush_lab``:
 
@@ -14,49 +15,17 @@ Two workloads, each on a table of its own in database ``innoflush_lab``:
   the ids ≡ i (mod N), so connections never wait for each other's row locks: the run
   measures the I/O path, not lock contention.
 
-Each connection is its own **process** (multiprocessing: fork on Linux, so a caller's
-script needs no ``if __name__ == "__main__"`` guard; spawn elsewhere) with its own PyMySQL
-connection, opened in the child — the GIL would make threads the bottleneck. A process
-records, per transaction, ``time.perf_counter_ns`` at its start, before COMMIT and after
-COMMIT (CLOCK_MONOTONIC: comparable across the processes), and over the measured part its
-own CPU time (``time.process_time_ns``), wall time and run-queue wait (time it was ready
-but had no CPU, /proc/thread-self/schedstat), and returns them to the parent as numpy
-arrays. An optional warm-up (``warmup_s``) runs before the measured ``duration_s`` and is
-not reported. The parent reports commits, client-side TPS, commit latency (the COMMIT
-round trip) and transaction latency (first statement to COMMIT done) as mean/p50/p95/p99
-in ms, client CPU per transaction, and whether the client was the bottleneck (a process
-at >= 80% of a core, or all of them at >= 90% of the machine's cores).
-
-Failures are never dropped silently: a deadlock or lock-wait timeout is rolled back and
-counted in ``retries`` (the transaction is then replaced by a new one); any other error
-is counted in ``errors`` (its first messages kept) and the process reconnects once before
-giving up. Every run is bounded in time (``duration_s``; the parent waits at most
-``duration_s`` + ``grace_s`` before terminating the processes) and in count
-(``max_trx_per_connection``). The processes ignore SIGINT: on Ctrl-C the parent sets the
-stop event, and joins (or terminates) them.
-
-    spec = WorkloadSpec(kind="insert", connections=4, duration_s=10)
-    prepare(conn, spec)                        # schema and preload, in the parent
-    with LoadRunner(server_params, spec) as runner:
-        runner.wait_ready()
-        runner.go()                            # all processes start together
-        result = runner.collect()              # WorkloadResult
+``WorkloadSpec`` says which, how many connections, for how long; ``prepare`` creates
+the table and preloads it (in the parent, before the measured run); ``transactions``
+gives a connection's statements, one transaction per call.
 """
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing as mp
-import os
-import queue
 import random
-import signal
 import string
-import time
-from array import array
-from dataclasses import asdict, dataclass, field
-
-import numpy as np
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 
 from ..errors import InnoflushError, UsageError
 
@@ -64,13 +33,6 @@ KINDS = ("insert", "oltp")
 DATABASE = "innoflush_lab"
 INSERT_TABLE = "ib"
 OLTP_TABLE = "sbtest"
-
-# MySQL error codes a transaction is retried on (rolled back, replaced by a new one)
-RETRY_CODES = (1205, 1213)   # lock wait timeout, deadlock
-# "the client was the bottleneck" thresholds
-BUSY_PER_PROCESS = 0.80      # one process busy this fraction of a core
-BUSY_TOTAL = 0.90            # all client processes together, fraction of the machine's cores
-MACHINE_SATURATED = 0.90     # clients + server, fraction of the machine's cores
 
 
 class WorkloadError(InnoflushError):
@@ -210,7 +172,8 @@ def prepare(conn, spec: WorkloadSpec, batch: int = 1000) -> None:
         cur.execute("COMMIT")
 
 
-# ---- one client process ------------------------------------------------------------------
+
+# ---- a client's transactions ------------------------------------------------------------
 
 def _txn_insert(spec: WorkloadSpec, rng: random.Random, filler: str):
     lo, hi = spec.rows_per_trx
@@ -248,433 +211,15 @@ def _txn_oltp(spec: WorkloadSpec, rng: random.Random, filler: str, idx: int):
     return statements
 
 
-def runq_wait_ns() -> int:
-    """Nanoseconds this thread has waited on a run queue for a CPU (/proc/thread-self/
-    schedstat, second field); 0 where the kernel does not report it."""
-    try:
-        with open("/proc/thread-self/schedstat", encoding="ascii") as f:
-            return int(f.read().split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def _err_code(exc: BaseException) -> int | None:
-    args = getattr(exc, "args", ())
-    return args[0] if args and isinstance(args[0], int) else None
-
-
-def _worker(idx: int, params: dict, spec: WorkloadSpec, start_ev, stop_ev, out_q) -> None:
-    """One client process: connect, report ready, wait for start, commit until the end."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent stops us (stop_ev)
-    import pymysql
-
+def transactions(spec: WorkloadSpec, idx: int) -> Callable[[], list[str]]:
+    """The statements of client `idx`'s transactions (COMMIT not included), a new
+    transaction's at every call; seeded by the spec's seed and the client's index."""
     rng = random.Random(spec.seed * 1_000_003 + idx)
     filler = _filler(rng, max(2, 2 * spec.pad_bytes))
-    make = (_txn_insert(spec, rng, filler) if spec.kind == "insert"
-            else _txn_oltp(spec, rng, filler, idx))
-
-    def connect():
-        return pymysql.connect(**params, autocommit=False, connect_timeout=10,
-                               read_timeout=120, write_timeout=120)
-    try:
-        conn = connect()
-    except Exception as exc:  # noqa: BLE001 - reported to the parent
-        out_q.put(("error", idx, f"client {idx} cannot connect: {exc}"))
-        return
-    out_q.put(("ready", idx, os.getpid()))
-    if not start_ev.wait(spec.ready_timeout_s + spec.grace_s) or stop_ev.is_set():
-        conn.close()
-        out_q.put(("done", idx, _payload(idx, [], 0, 0, 0, 0, 0, [], True)))
-        return
-
-    perf = time.perf_counter_ns
-    trx_start, commit_start, commit_end = array("q"), array("q"), array("q")
-    errors = retries = 0
-    messages: list[str] = []
-    max_trx = spec.max_trx_per_connection
-    cpu0 = time.process_time_ns()
-    wait0 = runq_wait_ns()
-    t0 = perf()
-    warm_end = t0 + int(spec.warmup_s * 1e9)
-    deadline = warm_end + int(spec.duration_s * 1e9)
-    measuring = warm_end <= t0
-    n0 = 0                      # transactions of the warm-up (not reported)
-    next_stop_check = t0 + 50_000_000
-    stopped_early = False
-    cur = conn.cursor()
-    n = 0
-    now = t0
-    while now < deadline and n < max_trx:
-        if not measuring and now >= warm_end:
-            measuring = True
-            cpu0 = time.process_time_ns()
-            wait0 = runq_wait_ns()
-            t0 = perf()
-            n0 = n
-        if now >= next_stop_check:
-            if stop_ev.is_set():
-                stopped_early = True
-                break
-            next_stop_check = now + 50_000_000
-        statements = make()
-        ts = perf()
-        try:
-            for sql in statements:
-                cur.execute(sql)
-            tc = perf()
-            conn.commit()
-            te = perf()
-        except pymysql.err.MySQLError as exc:
-            code = _err_code(exc)
-            with contextlib.suppress(Exception):
-                conn.rollback()
-            if code in RETRY_CODES:
-                retries += 1
-            else:
-                errors += 1
-                if len(messages) < 5:
-                    messages.append(f"client {idx}: {exc}")
-                if not conn.open or code in (2006, 2013, 2014):
-                    with contextlib.suppress(Exception):
-                        conn.close()
-                    try:
-                        conn = connect()
-                        cur = conn.cursor()
-                    except Exception as exc2:  # noqa: BLE001
-                        messages.append(f"client {idx}: reconnect failed: {exc2}")
-                        now = perf()
-                        break
-            now = perf()
-            continue
-        trx_start.append(ts)
-        commit_start.append(tc)
-        commit_end.append(te)
-        n += 1
-        now = te
-    t1 = perf()
-    cpu = time.process_time_ns() - cpu0
-    wait = runq_wait_ns() - wait0
-    with contextlib.suppress(Exception):
-        conn.close()
-    if not measuring:           # stopped during the warm-up: nothing measured
-        n0, t0, cpu, wait = n, t1, 0, 0
-    arrays = tuple(a[n0:] for a in (trx_start, commit_start, commit_end))
-    out_q.put(("done", idx, _payload(idx, arrays, t0, t1, cpu, errors, retries, messages,
-                                     stopped_early, n0, wait)))
+    if spec.kind == "insert":
+        return _txn_insert(spec, rng, filler)
+    return _txn_oltp(spec, rng, filler, idx)
 
 
-def _payload(idx, arrays, t0, t1, cpu_ns, errors, retries, messages, stopped_early,
-             warmup_commits: int = 0, runq_wait: int = 0) -> dict:
-    if arrays:
-        ts, tc, te = (np.frombuffer(a, dtype=np.int64).copy() for a in arrays)
-    else:
-        ts = tc = te = np.zeros(0, dtype=np.int64)
-    return {"idx": idx, "pid": os.getpid(), "trx_start_ns": ts, "commit_start_ns": tc,
-            "commit_end_ns": te, "start_ns": t0, "end_ns": t1, "cpu_ns": cpu_ns,
-            "errors": errors, "retries": retries, "messages": messages,
-            "stopped_early": stopped_early, "warmup_commits": warmup_commits,
-            "runq_wait_ns": runq_wait}
-
-
-# ---- results -----------------------------------------------------------------------------
-
-def latency_ms(ns: np.ndarray) -> dict:
-    """mean/p50/p95/p99 in ms of an array of nanosecond durations (None when empty)."""
-    if ns.size == 0:
-        return {"mean": None, "p50": None, "p95": None, "p99": None}
-    a = ns.astype(np.float64) / 1e6
-    p50, p95, p99 = np.percentile(a, [50, 95, 99])
-    return {"mean": round(float(a.mean()), 4), "p50": round(float(p50), 4),
-            "p95": round(float(p95), 4), "p99": round(float(p99), 4)}
-
-
-@dataclass
-class ClientRun:
-    """What one client process did (arrays: per committed transaction, perf_counter_ns)."""
-
-    idx: int
-    pid: int
-    trx_start_ns: np.ndarray
-    commit_start_ns: np.ndarray
-    commit_end_ns: np.ndarray
-    start_ns: int
-    end_ns: int
-    cpu_ns: int
-    errors: int
-    retries: int
-    messages: list[str]
-    stopped_early: bool
-    warmup_commits: int = 0
-    runq_wait_ns: int = 0       # time it waited for a CPU (run queue), /proc schedstat
-
-    @property
-    def commits(self) -> int:
-        return int(self.commit_end_ns.size)
-
-    @property
-    def wall_s(self) -> float:
-        return max(0.0, (self.end_ns - self.start_ns) / 1e9)
-
-    @property
-    def busy(self) -> float:
-        """CPU seconds / wall seconds: the fraction of a core this process used."""
-        return self.cpu_ns / 1e9 / self.wall_s if self.wall_s > 0 else 0.0
-
-
-def client_cpu_summary(clients: list[ClientRun], commits: int, cores: int) -> dict:
-    """Client CPU figures and the bottleneck verdict (pure arithmetic, see thresholds)."""
-    cpu_s = sum(c.cpu_ns for c in clients) / 1e9
-    wait_s = sum(c.runq_wait_ns for c in clients) / 1e9
-    wall = max((c.wall_s for c in clients), default=0.0)
-    busy = [c.busy for c in clients]
-    busy_max = max(busy, default=0.0)
-    share = cpu_s / (wall * cores) if wall > 0 and cores > 0 else 0.0
-    reasons = []
-    if busy_max >= BUSY_PER_PROCESS:
-        reasons.append(f"a client process used {busy_max:.0%} of a core "
-                       f"(>= {BUSY_PER_PROCESS:.0%})")
-    if share >= BUSY_TOTAL:
-        reasons.append(f"the client processes used {share:.0%} of the machine's {cores} "
-                       f"core(s) (>= {BUSY_TOTAL:.0%})")
-    return {"cpu_s": round(cpu_s, 4),
-            "cpu_us_per_trx": round(cpu_s * 1e6 / commits, 2) if commits else None,
-            "runq_wait_us_per_trx": round(wait_s * 1e6 / commits, 2) if commits else None,
-            "busy_max": round(busy_max, 3),
-            "busy_mean": round(sum(busy) / len(busy), 3) if busy else 0.0,
-            "share_of_machine": round(share, 3),
-            "bottleneck": bool(reasons),
-            "bottleneck_reasons": reasons}
-
-
-@dataclass
-class WorkloadResult:
-    spec: WorkloadSpec
-    clients: list[ClientRun]
-    cpu_cores: int
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def commits(self) -> int:
-        return sum(c.commits for c in self.clients)
-
-    @property
-    def errors(self) -> int:
-        return sum(c.errors for c in self.clients)
-
-    @property
-    def retries(self) -> int:
-        return sum(c.retries for c in self.clients)
-
-    @property
-    def window_s(self) -> float:
-        """From the first process's start to the last one's end (one monotonic clock)."""
-        ran = [c for c in self.clients if c.end_ns > c.start_ns]
-        if not ran:
-            return 0.0
-        return (max(c.end_ns for c in ran) - min(c.start_ns for c in ran)) / 1e9
-
-    @property
-    def tps(self) -> float:
-        w = self.window_s
-        return self.commits / w if w > 0 else 0.0
-
-    def _cat(self, name: str) -> np.ndarray:
-        arrays = [getattr(c, name) for c in self.clients]
-        return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
-
-    def commit_latency_ns(self) -> np.ndarray:
-        return self._cat("commit_end_ns") - self._cat("commit_start_ns")
-
-    def trx_latency_ns(self) -> np.ndarray:
-        return self._cat("commit_end_ns") - self._cat("trx_start_ns")
-
-    def cpu(self) -> dict:
-        return client_cpu_summary(self.clients, self.commits, self.cpu_cores)
-
-    def to_dict(self) -> dict:
-        msgs = [m for c in self.clients for m in c.messages]
-        return {"seconds": round(self.window_s, 3), "commits": self.commits,
-                "tps": round(self.tps, 2),
-                "commit_latency_ms": latency_ms(self.commit_latency_ns()),
-                "trx_latency_ms": latency_ms(self.trx_latency_ns()),
-                "warmup_s": self.spec.warmup_s,
-                "warmup_commits": sum(c.warmup_commits for c in self.clients),
-                "errors": self.errors, "retries": self.retries, "error_messages": msgs[:10],
-                "client_cpu": self.cpu(),
-                "per_connection_commits": [c.commits for c in self.clients],
-                "notes": list(self.notes)}
-
-
-# ---- the parent side ----------------------------------------------------------------------
-
-class LoadRunner:
-    """Starts the client processes, releases them together, collects their results.
-
-    ``params``: PyMySQL connect keywords (host, port, user, password). Always use as a
-    context manager (or call ``close()``): no client process outlives it.
-    """
-
-    def __init__(self, params: dict, spec: WorkloadSpec, cpu_cores: int | None = None,
-                 context: str | None = None):
-        spec.validate()
-        self.params = dict(params)
-        self.spec = spec
-        self.cpu_cores = cpu_cores or os.cpu_count() or 1
-        if context is None:
-            context = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        self.ctx = mp.get_context(context)
-        self.start_ev = self.ctx.Event()
-        self.stop_ev = self.ctx.Event()
-        self.out_q = self.ctx.Queue()
-        self.procs: list = []
-        self._results: dict[int, dict] = {}
-        self._ready: set[int] = set()
-        self.pids: dict[int, int] = {}
-        self.started_at: float | None = None
-
-    def start(self) -> LoadRunner:
-        # Children inherit SIGINT ignored (and Python keeps it so): a Ctrl-C in the
-        # terminal reaches the parent only, which stops them in order.
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            for i in range(self.spec.connections):
-                p = self.ctx.Process(target=_worker, name=f"innoflush-client-{i}",
-                                     args=(i, self.params, self.spec, self.start_ev,
-                                           self.stop_ev, self.out_q), daemon=True)
-                p.start()
-                self.procs.append(p)
-        finally:
-            signal.signal(signal.SIGINT, old)
-        return self
-
-    def _take(self, timeout: float) -> bool:
-        try:
-            msg = self.out_q.get(timeout=timeout)
-        except queue.Empty:
-            return False
-        kind, idx = msg[0], msg[1]
-        if kind == "ready":
-            self._ready.add(idx)
-            self.pids[idx] = msg[2]
-        elif kind == "done":
-            self._results[idx] = msg[2]
-        elif kind == "error":
-            raise WorkloadError(msg[2])
-        return True
-
-    def wait_ready(self) -> None:
-        """Returns when every client process is connected and waiting for go()."""
-        deadline = time.monotonic() + self.spec.ready_timeout_s
-        while len(self._ready) < self.spec.connections:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise WorkloadError(f"only {len(self._ready)} of {self.spec.connections} "
-                                    f"client processes were ready after "
-                                    f"{self.spec.ready_timeout_s:g} s")
-            dead = [p for p in self.procs if p.exitcode not in (None, 0)]
-            if dead and not self._take(0.05):
-                raise WorkloadError(f"client process {dead[0].name} exited with code "
-                                    f"{dead[0].exitcode} before it was ready")
-            self._take(min(0.2, left))
-
-    def go(self) -> None:
-        self.started_at = time.monotonic()
-        self.start_ev.set()
-
-    def wait_warmup(self) -> None:
-        """Sleep through the warm-up; WorkloadError if a client process fails in it."""
-        end = (self.started_at or time.monotonic()) + self.spec.warmup_s
-        while True:
-            left = end - time.monotonic()
-            if left <= 0:
-                return
-            if self._take(min(0.25, left)) and len(self._results) == len(self.procs):
-                return   # all done already (count bound reached in the warm-up)
-            dead = [p for p in self.procs if p.exitcode not in (None, 0)]
-            if dead:
-                raise WorkloadError(f"client process {dead[0].name} exited with code "
-                                    f"{dead[0].exitcode} during the warm-up")
-
-    def stop(self) -> None:
-        self.stop_ev.set()
-        self.start_ev.set()   # anyone still waiting for the start leaves at once
-
-    def collect(self, timeout: float | None = None) -> WorkloadResult:
-        """Waits for every process's result (at most duration + grace), then joins them."""
-        if timeout is None:
-            timeout = self.spec.warmup_s + self.spec.duration_s + self.spec.grace_s
-        deadline = time.monotonic() + timeout
-        while len(self._results) < len(self.procs):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            got = self._take(min(0.5, left))
-            if not got and all(not p.is_alive() for p in self.procs) \
-                    and len(self._results) < len(self.procs):
-                # a process died without reporting; drain what is left, then give up
-                while self._take(0.1):
-                    pass
-                break
-        missing = [i for i in range(len(self.procs)) if i not in self._results]
-        self.close()
-        if missing:
-            raise WorkloadError(f"client process(es) {', '.join(map(str, missing))} returned "
-                                "no result (killed, or over the time bound)")
-        clients = [ClientRun(**{k: v for k, v in self._results[i].items()})
-                   for i in range(len(self.procs))]
-        notes = []
-        if any(c.stopped_early for c in clients):
-            notes.append("stopped before the end of the duration")
-        return WorkloadResult(self.spec, clients, self.cpu_cores, notes)
-
-    def close(self) -> None:
-        """Stop and reap every client process (terminate, then kill, if need be)."""
-        self.stop()
-        for p in self.procs:
-            p.join(timeout=5)
-        for p in self.procs:
-            if p.is_alive():
-                p.terminate()
-                p.join(timeout=5)
-            if p.is_alive():
-                p.kill()
-                p.join(timeout=5)
-        with contextlib.suppress(Exception):
-            self.out_q.close()
-            self.out_q.join_thread()
-
-    def alive(self) -> list[int]:
-        return [p.pid for p in self.procs if p.is_alive()]
-
-    def __enter__(self) -> LoadRunner:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def run_workload(params: dict, spec: WorkloadSpec, cpu_cores: int | None = None,
-                 at_start=None, during=None) -> WorkloadResult:
-    """Start, release and collect in one call. at_start(): called when the measured part
-    begins — just before the processes are released, or after the warm-up (take the
-    status snapshot there); during(): called right after it (e.g. starts an advisor
-    thread)."""
-    with LoadRunner(params, spec, cpu_cores) as runner:
-        runner.wait_ready()
-        if spec.warmup_s <= 0:
-            if at_start:
-                at_start()
-            runner.go()
-        else:
-            runner.go()
-            runner.wait_warmup()
-            if at_start:
-                at_start()
-        if during:
-            during()
-        return runner.collect()
-
-
-__all__ = ["KINDS", "ClientRun", "LoadRunner", "WorkloadError", "WorkloadResult",
-           "WorkloadSpec", "client_cpu_summary", "latency_ms", "prepare", "run_workload",
-           "schema_sql"]
+__all__ = ["DATABASE", "INSERT_TABLE", "KINDS", "OLTP_TABLE", "WorkloadError", "WorkloadSpec",
+           "prepare", "schema_sql", "transactions"]

@@ -17,7 +17,7 @@ from .config import ServerConfig, Workload
 from .flavors import FLAVORS
 from .sweep import combinations, run_sweep
 from .tps import COMMIT_ONLY, tps_table
-from .workload_profile import load_workload
+from .workload_profile import WorkloadProfile, load_workload
 
 _W = Workload()
 _S = ServerConfig()
@@ -39,6 +39,20 @@ def _load_workload(ref: str | None) -> dict:
     wl = load_workload(ref).workload.to_dict()
     wl.pop("connections", None)
     return wl
+
+
+def calibrated_cases(cases: list[tuple[ServerConfig, Workload]], wprofile: WorkloadProfile,
+                     overrides: dict) -> list[tuple[ServerConfig, Workload]]:
+    """Each case's workload from the profile's calibration at the case's connection count
+    (``WorkloadProfile.workload_at``, as advise and the lab pick it: CPU per transaction
+    depends on the concurrency), with the options given on the command line over it."""
+    out = []
+    for cfg, wl in cases:
+        at, _ = wprofile.workload_at(wl.connections)
+        wl = Workload(**{**at.to_dict(), **overrides})
+        wl.validate()
+        out.append((cfg, wl))
+    return out
 
 
 def _progress(enabled: bool):
@@ -195,7 +209,12 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
         binlog_group_commit_sync_delay=binlog_sync_delay,
         innodb_flush_log_at_timeout=flush_log_timeout, cpu_cores=cpu_cores,
         io_completion_cores=io_cores)
-    wl_fields = _load_workload(workload_file)
+    wprofile = load_workload(workload_file) if workload_file else None
+    wl_fields = {}
+    if wprofile is not None:
+        wl_fields = wprofile.workload.to_dict()
+        wl_fields.pop("connections", None)
+    overrides = {}
     for key, val in (("cpu_us_per_trx", cpu_us), ("client_us_per_trx", client_us),
                      ("redo_bytes_per_trx", redo_bytes and parse_size(redo_bytes)),
                      ("binlog_bytes_per_trx", binlog_bytes and parse_size(binlog_bytes)),
@@ -204,12 +223,14 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
                      ("tablespaces", tablespaces),
                      ("growth_bytes_per_trx", growth_bytes)):
         if val is not None:
-            wl_fields[key] = val
-    workload = Workload(**wl_fields)
+            overrides[key] = val
+    workload = Workload(**{**wl_fields, **overrides})
     cases = combinations(
         base, workload, parse_list(flush_method),
         parse_list(trx_commit, int), parse_list(sync_binlog, int) if log_bin else [0],
         parse_list(connections, int))
+    if wprofile is not None:
+        cases = calibrated_cases(cases, wprofile, overrides)
     show = _progress(sys.stderr.isatty() and not (as_json or as_csv) and len(cases) > 1)
     results = run_sweep(cases, profile, replications=replications, seed=seed,
                         duration_s=duration, jobs=jobs, progress=show)

@@ -3,13 +3,18 @@
 `innoflush lab calibrate` measures them on a real server; `simulate`, `tps` and
 `advise` accept them (`--workload NAME|FILE`). A plain JSON object of Workload keys
 (or {"workload": {...}}) is accepted too.
+
+A calibration made at several connection counts keeps each count's workload in
+``provenance.calibration.by_connections`` (CPU per transaction depends on the
+concurrency); ``WorkloadProfile.workload_at`` picks the one for a run, and `simulate`,
+`advise` and the lab all go through it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import ProfileError, UsageError
@@ -34,6 +39,48 @@ class WorkloadProfile:
         wl.pop("connections", None)  # a property of the run, not of the transaction
         return {"schema": SCHEMA, "name": self.name, "title": self.title,
                 "provenance": self.provenance, "workload": wl, "notes": self.notes}
+
+    def workload_at(self, connections: int) -> tuple[Workload, str]:
+        """The Workload for a run at `connections`: the calibration made at that count when
+        the profile has one (provenance.calibration.by_connections), else the nearest
+        count's, else the profile's workload. Returns (Workload, source text)."""
+        by = ((self.provenance or {}).get("calibration") or {}).get("by_connections") or {}
+        if by:
+            try:
+                best = min((int(k) for k in by), key=lambda k: (abs(k - connections), k))
+                wl = Workload.from_dict({**by[str(best)], "connections": connections})
+            except (KeyError, TypeError, ValueError, UsageError) as exc:
+                raise ProfileError(f"workload {self.name}: provenance.calibration."
+                                   f"by_connections is not usable ({exc})") from None
+            if best == connections:
+                return wl, f"{self.name} (calibrated at {best} connection(s))"
+            return wl, f"{self.name} (calibrated at {best} connection(s), the nearest)"
+        return replace(self.workload, connections=connections), self.name
+
+    def commit_base_ms(self, connections: int | None = None,
+                       sleeping: bool = False) -> float | None:
+        """The calibration's COMMIT round trip without a sync (ms): the part of a measured
+        commit latency that is not the wait for durability (the statement's round trip, the
+        server's commit processing and, with more connections than cores, the wait for a
+        CPU) — at the calibrated connection count nearest to ``connections``, or the first
+        one's; None for a profile without it. ``sleeping``: the commits wait for a sync
+        (trx_commit=1), so their threads sleep and are woken each time, as at one
+        connection — at least the one-connection round trip then."""
+        cal = (self.provenance or {}).get("calibration") or {}
+        by = cal.get("commit_base_ms_by_connections") or {}
+        base = None
+        if connections is not None and by:
+            best = min((int(k) for k in by), key=lambda k: (abs(k - connections), k))
+            v = by.get(str(best))
+            if isinstance(v, int | float):
+                base = float(v)
+        if base is None:
+            v = cal.get("commit_base_ms")
+            base = float(v) if isinstance(v, int | float) else None
+        one = by.get("1")
+        if sleeping and base is not None and isinstance(one, int | float):
+            base = max(base, float(one))
+        return base
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2) + "\n"
