@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from innoflush import measure as measure_pkg
 from innoflush.advisor import cli as advise_cli
-from innoflush.live import sampling
 from innoflush.cli import main
+from innoflush.live import sampling
 from innoflush.live.connect import ReadOnlySession
 
 SECRET = "Sc3nario-pw-never-printed"
