@@ -4,8 +4,10 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# The fast lane: the pure-logic tests (no apt, no servers, no Docker, no long simulations).
+FAST_LANE := not server and not docker and not slow
 
-.PHONY: demo test install install-test system-deps docker-ready lint bench clean
+.PHONY: demo test test-fast install install-test system-deps docker-ready lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +49,10 @@ lint: install-test
 
 test: install-test system-deps docker-ready lint
 	$(BIN)/python -m pytest -q -ra
+
+# The pure-logic tests, in well under a minute: nothing to install but the venv.
+test-fast: install-test
+	$(BIN)/python -m pytest -q -m "$(FAST_LANE)"
 
 bench: install-test
 	$(BIN)/python bench/sim_speed.py
