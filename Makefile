@@ -7,7 +7,8 @@ BIN := $(VENV)/bin
 # The fast lane: the pure-logic tests (no apt, no servers, no Docker, no long simulations).
 FAST_LANE := not server and not docker and not slow
 
-.PHONY: demo test test-fast install install-test system-deps docker-ready lint bench clean
+.PHONY: demo test test-fast test-suite install install-test system-deps docker-ready lint \
+	bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,7 +48,14 @@ demo: install
 lint: install-test
 	$(BIN)/ruff check innoflush tests bench
 
-test: install-test system-deps docker-ready lint
+# The full suite, as CI runs it (.ci/run). A dockerd that docker-ready starts for this run
+# is stopped afterwards (with its containerd), also when pytest fails or is interrupted,
+# and pytest's exit status is kept; an engine that was already running is left alone.
+test: install-test system-deps lint
+	bash scripts/docker-engine.sh run $(MAKE) --no-print-directory docker-ready test-suite
+
+# Every test, with whatever servers and engine there are (`make test` prepares them).
+test-suite: install-test
 	$(BIN)/python -m pytest -q -ra
 
 # The pure-logic tests, in well under a minute: nothing to install but the venv.
