@@ -1,5 +1,6 @@
 # The two set-up commands of the README: `make demo` and `make test`.
 # Both create a local virtual environment (.venv) and install what they need into it.
+# docs/development.md describes every target.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -45,8 +46,11 @@ docker-ready: system-deps
 demo: install
 	bash scripts/demo.sh $(BIN)/innoflush
 
+# ruff everywhere; mypy on the packages that are kept type-clean ([tool.mypy] in
+# pyproject.toml: the modules they import are read for their types only).
 lint: install-test
-	$(BIN)/ruff check innoflush tests bench
+	$(BIN)/ruff check innoflush tests bench scripts
+	$(BIN)/mypy innoflush/simulator innoflush/profiles innoflush/live
 
 # The full suite, as CI runs it (.ci/run). A dockerd that docker-ready starts for this run
 # is stopped afterwards (with its containerd), also when pytest fails or is interrupted,
@@ -67,4 +71,4 @@ bench: install-test
 	$(BIN)/python bench/measure_vs_fio.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
