@@ -48,11 +48,12 @@ started_file=${INNOFLUSH_DOCKERD_STARTED_FILE:-}
 
 say() { echo "docker-engine: $*" >&2; }
 
-# Does the engine answer? The CLI honours DOCKER_HOST; curl is the fallback without one.
+# Does the engine answer? The CLI honours DOCKER_HOST; curl is the fallback for a socket.
 answers() {
   if command -v docker >/dev/null 2>&1; then
     timeout 10 docker version --format '{{.Server.Version}}' >/dev/null 2>&1
-  elif [ -z "${DOCKER_HOST:-}" ] && command -v curl >/dev/null 2>&1; then
+  elif [ "${DOCKER_HOST:-unix://$sock}" = "unix://$sock" ] && command -v curl >/dev/null 2>&1
+  then
     [ "$(timeout 10 curl -s --unix-socket "$sock" http://localhost/_ping 2>/dev/null)" = OK ]
   else
     return 1
