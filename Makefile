@@ -1,11 +1,15 @@
 # The two set-up commands of the README: `make demo` and `make test`.
 # Both create a local virtual environment (.venv) and install what they need into it.
+# docs/development.md describes every target.
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# The fast lane: the pure-logic tests (no apt, no servers, no Docker, no long simulations).
+FAST_LANE := not server and not docker and not slow
 
-.PHONY: demo test install install-test system-deps docker-ready lint bench clean
+.PHONY: demo test test-fast test-suite install install-test system-deps docker-ready lint \
+	bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,15 +46,29 @@ docker-ready: system-deps
 demo: install
 	bash scripts/demo.sh $(BIN)/innoflush
 
+# ruff everywhere; mypy on the packages that are kept type-clean ([tool.mypy] in
+# pyproject.toml: the modules they import are read for their types only).
 lint: install-test
-	$(BIN)/ruff check innoflush tests bench
+	$(BIN)/ruff check innoflush tests bench scripts
+	$(BIN)/mypy innoflush/simulator innoflush/profiles innoflush/live
 
-test: install-test system-deps docker-ready lint
+# The full suite, as CI runs it (.ci/run). A dockerd that docker-ready starts for this run
+# is stopped afterwards (with its containerd), also when pytest fails or is interrupted,
+# and pytest's exit status is kept; an engine that was already running is left alone.
+test: install-test system-deps lint
+	bash scripts/docker-engine.sh run $(MAKE) --no-print-directory docker-ready test-suite
+
+# Every test, with whatever servers and engine there are (`make test` prepares them).
+test-suite: install-test
 	$(BIN)/python -m pytest -q -ra
+
+# The pure-logic tests, in well under a minute: nothing to install but the venv.
+test-fast: install-test
+	$(BIN)/python -m pytest -q -m "$(FAST_LANE)"
 
 bench: install-test
 	$(BIN)/python bench/sim_speed.py
 	$(BIN)/python bench/measure_vs_fio.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache

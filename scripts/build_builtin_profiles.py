@@ -38,6 +38,15 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from innoflush.measure.plp import (  # noqa: E402
+    FAST_FLUSH_NS,
+    NON_VOLATILE,
+    PROTECTED_FLUSH,
+    SLOW_FLUSH_NS,
+    UNKNOWN,
+    VOLATILE,
+    WRITE_THROUGH,
+)
 from innoflush.profiles.model import OPS, DeviceProfile, ProfileTest  # noqa: E402
 from innoflush.stats import LatencySummary  # noqa: E402
 from innoflush.units import format_ns  # noqa: E402
@@ -132,11 +141,11 @@ ASSUMPTIONS: dict[str, Assumption] = {
         "→ 2.80 ms"),
 }
 
-# Thresholds of the PLP verdict, from the published ranges (DESIGN.md, seeds 000/001):
-# devices with a protected cache flush in ~1-60 µs, devices that empty a volatile cache
-# take ~0.5-10 ms. A whole write+sync from a Python loop adds some tens of µs.
-FAST_FLUSH_US = 100.0
-SLOW_FLUSH_US = 500.0
+# The PLP verdict's thresholds are the measured verdict's (innoflush/measure/plp.py), in
+# the µs the published figures are in. A whole write+sync from a Python loop adds some
+# tens of µs.
+FAST_FLUSH_US = FAST_FLUSH_NS / 1e3
+SLOW_FLUSH_US = SLOW_FLUSH_NS / 1e3
 
 # =========================================================================================
 # Sources (the CSV's source column, by its seed number)
@@ -603,9 +612,10 @@ def assumed_tests(dev: Dev) -> list[ProfileTest]:
 
 
 # =========================================================================================
-# PLP verdict: a small pure function of the published facts
+# PLP verdict: a small pure function of the published facts (the measured counterpart,
+# innoflush.measure.plp.plp_verdict, judges a device from its kernel facts and timings)
 # =========================================================================================
-def plp_verdict(*, cls: str, plp: str, write_cache: str, rotational: bool | None, zfs: bool,
+def published_verdict(*, cls: str, plp: str, write_cache: str, rotational: bool | None, zfs: bool,
                 flush_ignored_quote: str, figure_us: float, figure_what: str,
                 fdatasync_us: float | None = None, extra: tuple[str, ...] = ()) -> dict:
     """What the published figures say about the write cache, and whether InnoDB's
@@ -624,19 +634,19 @@ def plp_verdict(*, cls: str, plp: str, write_cache: str, rotational: bool | None
                 "reasons": [*reasons, *why, *extra]}
 
     if zfs:
-        return out("volatile-cache", False,
+        return out(VOLATILE, False,
                    "ZFS: O_DIRECT has to be off (seed 001); fsync returns once the data is in "
                    "the ZIL and 'the real write operation is done a few seconds later', so "
                    "writes not followed by an fsync wait in RAM.")
     if write_cache == "battery-backed":
-        return out("non-volatile-cache-or-flush-ignored", True,
+        return out(NON_VOLATILE, True,
                    "Battery-backed controller cache: the flush is acknowledged from protected "
                    "DRAM, which is why it is this fast.")
     if write_cache == "off":
-        return out("write-through", True,
+        return out(WRITE_THROUGH, True,
                    "The write cache is off: a write completes on the media.")
     if flush_ignored_quote:
-        return out("non-volatile-cache-or-flush-ignored", False if plp == "no" else None,
+        return out(NON_VOLATILE, False if plp == "no" else None,
                    f"The source's own judgement: {flush_ignored_quote}.",
                    "If the flush is ignored, neither fsync nor its absence makes writes durable.")
     if cls in ("cloud block storage", "SAN"):
@@ -645,54 +655,54 @@ def plp_verdict(*, cls: str, plp: str, write_cache: str, rotational: bool | None
         if fdatasync_us is not None and figure_us > 5 * fdatasync_us:
             why.append(f"fsync costs {figure_us / fdatasync_us:.0f}× fdatasync: the difference "
                        "is file-metadata (journal) work, not a device cache flush.")
-        return out("unknown", None, *why)
+        return out(UNKNOWN, None, *why)
     plp_says = {"yes": "power-loss protection stated by the source",
                 "claimed": "power-loss protection claimed (by the web, per the source)",
                 "no": "no power-loss protection, per the source",
                 "unknown": "power-loss protection not stated"}[plp]
     if figure_us <= FAST_FLUSH_US:
         if plp in ("yes", "claimed"):
-            return out("non-volatile-cache-or-flush-ignored", True,
+            return out(NON_VOLATILE, True,
                        f"A flush this cheap (≤ {FAST_FLUSH_US:.0f} µs) does not empty a cache to "
                        f"flash; with {plp_says}, the cache survives power loss.")
-        return out("non-volatile-cache-or-flush-ignored", False if plp == "no" else None,
+        return out(NON_VOLATILE, False if plp == "no" else None,
                    f"A flush this cheap (≤ {FAST_FLUSH_US:.0f} µs) means the cache is protected or "
                    f"the flush is not honoured; {plp_says}, so which one cannot be told from "
                    "the figures.")
     if figure_us >= SLOW_FLUSH_US:
         if plp == "yes":
-            return out("unknown", None,
+            return out(UNKNOWN, None,
                        f"{plp_says.capitalize()}, yet the flush is slow (≥ "
                        f"{SLOW_FLUSH_US:.0f} µs): the figures and the claim disagree.")
         disk = rotational or (rotational is None and cls.startswith("hdd"))
         if disk and write_cache != "on":
-            return out("unknown", None,
+            return out(UNKNOWN, None,
                        "The flush costs what reaching a rotating disk costs; whether the "
                        "drive's own write cache was on is not stated.")
         if disk:
-            return out("volatile-cache", False,
+            return out(VOLATILE, False,
                        "Flushes are honoured (the cost is that of reaching the platters) and "
                        "the drive's write cache is on: without fsync, O_DIRECT writes stay in "
                        "that cache (seed 001's experiment: O_DIRECT writes with the cache on "
                        "return in 0.22 ms, 4,651/s, 'there's no way the drive can persist 4651 "
                        "writes per second').")
         why = [f"A flush this slow (≥ {SLOW_FLUSH_US:.0f} µs) is the cost of emptying a "
-               "volatile write cache (devices with a protected cache flush in ~1–60 µs)."]
+               f"volatile write cache ({PROTECTED_FLUSH})."]
         if plp == "claimed":
             why.append("Power-loss protection is claimed, but a protected cache would not "
                        "need this long to flush: treated as volatile.")
-        return out("volatile-cache", False, *why)
+        return out(VOLATILE, False, *why)
     # between FAST and SLOW
     if plp == "yes":
-        return out("non-volatile-cache-or-flush-ignored", True,
+        return out(NON_VOLATILE, True,
                    f"{plp_says.capitalize()}; the figure includes the write and, for the "
                    "Python loops, the interpreter.")
     if plp == "no":
-        return out("volatile-cache", False,
+        return out(VOLATILE, False,
                    f"{plp_says.capitalize()}, so its write cache is volatile; the flush "
                    f"({format_ns(figure_us * 1e3)}) is neither a protected cache's nor clearly "
                    "a full one.")
-    return out("unknown", None,
+    return out(UNKNOWN, None,
                f"Between a protected cache's flush (≤ {FAST_FLUSH_US:.0f} µs) and a volatile "
                f"one's (≥ {SLOW_FLUSH_US:.0f} µs), with {plp_says}.")
 
@@ -713,7 +723,7 @@ def verdict_for(dev: Dev, tests: list[ProfileTest]) -> dict:
         what = f"{_size(fs.write_bytes)} {mode} write + fsync"
         fig = fs.total.mean_ns / 1e3
         fdig = fds.total.mean_ns / 1e3 if fds and fds.total else None
-    return plp_verdict(cls=dev.cls, plp=dev.plp, write_cache=dev.write_cache,
+    return published_verdict(cls=dev.cls, plp=dev.plp, write_cache=dev.write_cache,
                        rotational=dev.rotational, zfs=dev.zfs,
                        flush_ignored_quote=dev.flush_ignored_quote, figure_us=fig,
                        figure_what=what, fdatasync_us=fdig, extra=dev.reasons)

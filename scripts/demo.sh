@@ -17,7 +17,9 @@ mkdir -p "$demo_dir/probe" "$demo_dir/lab"
 # the demo's measured profile goes to a store of its own, not the user's
 export INNOFLUSH_HOME="$demo_dir/home"
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# headings in bold on a terminal only: a log file or a pipe gets no escape codes
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
+step() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
 
 have_server() {
   local name dir

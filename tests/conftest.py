@@ -5,6 +5,11 @@ binaries the tests that need it are skipped with a loud reason — except under 
 where they fail: CI must have the server (``make system-deps`` installs it).
 Servers never leak: each fixture's finaliser stops its server and asserts the process is
 gone and the port no longer listens.
+
+Nothing is left behind either: the suite has its own INNOFLUSH_HOME (saved profiles, the
+lab's emulation library) in its temporary directory, and at the end of the session every
+server datadir there is removed, whether its test passed or not: the logs beside it stay
+for a failed test (pytest keeps a failed run's directories: tmp_path_retention_policy).
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import shutil
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +32,38 @@ from innoflush.lab.docker_backend import (
     get_image,
 )
 from innoflush.lab.local import LocalServer, ServerError, ServerOptions, find_binaries, is_listening
+
+# ---- nothing left behind ----------------------------------------------------------------
+
+# Files only a server datadir has: InnoDB's system tablespace and redo, Aria's control file.
+DATADIR_MARKERS = ("ibdata1", "ib_logfile0", "#innodb_redo", "aria_log_control")
+
+
+def remove_server_datadirs(root: Path) -> list[Path]:
+    """Remove every server datadir under root (100+ MB each: the redo log alone is 96 MB),
+    keeping what sits beside it (error.log, server.out): a failed test's post-mortem needs
+    the logs, not the tablespaces. Returns the directories removed."""
+    removed: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        if any(m in filenames or m in dirnames for m in DATADIR_MARKERS):
+            shutil.rmtree(dirpath, ignore_errors=True)
+            removed.append(Path(dirpath))
+            dirnames[:] = []
+    return removed
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _suite_leaves_nothing_behind(tmp_path_factory):
+    """The suite's own INNOFLUSH_HOME (not the user's store: `lab run --emulate` builds its
+    library there, `measure --save` writes there), and no server datadir after the session.
+    Autouse and session-scoped, so it is set up first and finalised last, after the
+    fixtures that stop the servers."""
+    home = tmp_path_factory.mktemp("innoflush-home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("INNOFLUSH_HOME", str(home))
+        yield home
+    remove_server_datadirs(tmp_path_factory.getbasetemp())
+
 
 # Accounts the server fixture creates (test-only secrets, on a throwaway server).
 PW_USER = "advisor_pw"

@@ -118,6 +118,7 @@ def no_secret(result):
     assert SECRET not in result.stdout and SECRET not in result.stderr
 
 
+@pytest.mark.slow
 def test_recommendations_json(serve, load_fixture, profile_files):
     srv = serve(FakeServer(load_fixture("mysql-8.0")))
     r = run("--interval", "10", "--profile", profile_files["plp"], "--json")

@@ -232,6 +232,7 @@ def test_predicted_figures_add_the_commit_round_trip():
     assert p["data_fsyncs_per_data_write"] == 3.0
 
 
+@pytest.mark.slow
 def test_predict_follows_the_runs_timeline():
     """The prediction simulates the run's warm-up and then its measured seconds (at least
     SIM_MIN_S): MariaDB's page cleaner wakes only once the checkpoint age has grown."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from innoflush.live import sampling
 from innoflush.errors import UsageError
+from innoflush.live import sampling
 from innoflush.live.sampling import (
     SamplingError,
     Snapshot,

@@ -156,7 +156,7 @@ def test_verdict_function_cases():
                     rotational=False, zfs=False, flush_ignored_quote="", figure_us=50.0,
                     figure_what="fsync")
         base.update(kw)
-        v = gen.plp_verdict(**base)
+        v = gen.published_verdict(**base)
         return v["verdict"], v["o_direct_no_fsync_safe"]
 
     assert verdict(plp="yes", figure_us=1.5) == ("non-volatile-cache-or-flush-ignored", True)
@@ -172,10 +172,34 @@ def test_verdict_function_cases():
     assert verdict(write_cache="battery-backed", figure_us=40)[1] is True
     assert verdict(zfs=True, figure_us=135) == ("volatile-cache", False)
     assert verdict(cls="cloud block storage", figure_us=740, fdatasync_us=47)[0] == "unknown"
-    v = gen.plp_verdict(cls="consumer NVMe", plp="no", write_cache="on", rotational=False,
-                        zfs=False, flush_ignored_quote="", figure_us=2974.2,
-                        figure_what="fsync after a 16 KB O_DIRECT write")
+    v = gen.published_verdict(cls="consumer NVMe", plp="no", write_cache="on",
+                              rotational=False, zfs=False, flush_ignored_quote="",
+                              figure_us=2974.2, figure_what="fsync after a 16 KB O_DIRECT write")
     assert "2.97 ms" in v["reasons"][0]
+
+
+def test_published_and_measured_verdicts_share_thresholds_and_wording():
+    """A published figure and a measured one on either side of the same threshold get the
+    same verdict, in the same words: one set of thresholds, in innoflush.measure.plp."""
+    from innoflush.measure import plp
+
+    gen = _generator()
+    assert gen.FAST_FLUSH_US * 1e3 == plp.FAST_FLUSH_NS
+    assert gen.SLOW_FLUSH_US * 1e3 == plp.SLOW_FLUSH_NS
+    kw = dict(cls="consumer NVMe", plp="unknown", write_cache="unknown", rotational=False,
+              zfs=False, flush_ignored_quote="", figure_what="fsync")
+    flash = {"disks": [{"name": "nvme0n1", "rotational": False, "write_cache": "write back"}]}
+    for us, expected in ((plp.FAST_FLUSH_NS / 1e3 - 1, plp.NON_VOLATILE),
+                         (plp.SLOW_FLUSH_NS / 1e3 + 1, plp.VOLATILE)):
+        published = gen.published_verdict(figure_us=us, **kw)
+        measured = plp.plp_verdict(flash, us * 1e3, us * 1e3)
+        assert published["verdict"] == measured["verdict"] == expected, us
+    slow_published = gen.published_verdict(figure_us=3000.0, **kw)["reasons"]
+    slow_measured = plp.plp_verdict(flash, 3e6, 3e6)["reasons"]
+    assert any(plp.PROTECTED_FLUSH in r for r in slow_published)
+    assert any(plp.PROTECTED_FLUSH in r for r in slow_measured)
+    for name in NAMES:
+        assert load_builtin(name).plp_verdict["verdict"] in plp.VERDICTS, name
 
 
 def test_assumptions_table_has_a_basis_for_every_row():

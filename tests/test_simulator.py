@@ -39,6 +39,7 @@ def test_no_fsync_has_fewer_data_fsyncs_per_write(flavor):
     assert nf.data_fsyncs_per_data_write < od.data_fsyncs_per_data_write
 
 
+@pytest.mark.slow
 def test_no_fsync_still_syncs_every_file_extension():
     wl = Workload(connections=4, growth_bytes_per_trx=20_000, extend_bytes=1024 * 1024)
     r = run(ServerConfig(innodb_flush_method="O_DIRECT_NO_FSYNC"), wl, profile=PLP)
@@ -50,6 +51,7 @@ def test_no_fsync_still_syncs_every_file_extension():
     assert r.status["Innodb_data_fsyncs"] >= ext + r.status["Innodb_os_log_fsyncs"]
 
 
+@pytest.mark.slow
 def test_mysql_80_fsyncs_every_written_file_per_batch_under_o_direct():
     wl = Workload(connections=4, pages_dirtied_per_trx=2.0, growth_bytes_per_trx=0)
     r = run(ServerConfig(innodb_flush_method="O_DIRECT"), wl, profile=PLP)
@@ -69,6 +71,7 @@ def test_group_commit_grows_with_connections_when_sync_dominates():
     assert all(b > a for a, b in zip(sizes, sizes[1:], strict=False)), sizes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("profile", [CONSUMER, PLP], ids=lambda p: p.name)
 @pytest.mark.parametrize("log_bin", [True, False])
 @pytest.mark.parametrize("conns", [1, 8])
@@ -226,6 +229,7 @@ def mariadb_server(cfg=MARIADB_LWM0, wl=REDO_HEAVY):
     return srv
 
 
+@pytest.mark.slow
 def test_mariadb_flushes_only_back_to_the_async_point():
     """mtr_t::commit asks for the pages older than lsn - max_modified_age_async: past the
     async point the checkpoint age settles just above it, not drained to the adaptive
@@ -246,6 +250,7 @@ def test_mariadb_flushes_only_back_to_the_async_point():
     assert max(late) <= srv.sync_flush_age + srv.workload.redo_bytes_per_trx * 4
 
 
+@pytest.mark.slow
 def test_mariadb_cleaner_stays_asleep_below_the_async_point_then_works_each_second():
     srv = mariadb_server(wl=with_(REDO_HEAVY, redo_bytes_per_trx=512, cpu_us_per_trx=200))
     srv.env.run(until=0.5)
@@ -280,6 +285,7 @@ def test_mariadb_adaptive_recommendation_starts_from_zero_averages():
     assert af.avg_page_rate == 0
 
 
+@pytest.mark.slow
 def test_trx_commit_2_page_writes_and_checkpoints_sync_the_redo():
     """The write-ahead rule: a page batch waits for its redo to be durable; MariaDB's
     checkpoint makes the redo durable to its end first. With trx_commit=2 both add redo
@@ -325,6 +331,7 @@ CPU_HEAVY = Workload(connections=6, cpu_us_per_trx=200, client_us_per_trx=100,
                      pages_dirtied_per_trx=0.1)
 
 
+@pytest.mark.slow
 def test_sleeping_commits_run_on_the_completion_cores():
     """A single-queue disk: every commit is woken by its completion interrupt on one
     CPU, and the connection threads stay there; the clients get the other cores."""
@@ -462,6 +469,7 @@ def test_semaphore_is_fifo_and_counts():
     assert sem.free == 2
 
 
+@pytest.mark.slow
 def test_tps_reproduces_the_seeds_arithmetic_for_an_18ms_drive():
     """Percona 2018: a 7.2k rpm drive at 18 ms per fsync gives ~56 commits/s per
     connection, so 200 durable TPS need at least 4 connections."""
@@ -493,6 +501,7 @@ def test_tps_uses_fdatasync_where_the_device_makes_it_cheaper():
     assert "redo-fdatasync" not in {r["setting"] for r in maria["settings"]}
 
 
+@pytest.mark.slow
 def test_max_commits_ends_the_run_at_that_many_commits():
     r = simulate(ServerConfig(), Workload(connections=4), PLP, duration_s=3600, seed=1,
                  max_commits=5000)
@@ -511,6 +520,7 @@ def test_mariadb_buffers_its_redo_with_trx_commit_2_unless_told_otherwise():
     assert auto.commit_latency_ms["p50"] < direct.commit_latency_ms["p50"] - 0.01
 
 
+@pytest.mark.slow
 def test_a_client_on_the_same_host_competes_for_the_cores():
     cfg = ServerConfig(cpu_cores=2, innodb_flush_log_at_trx_commit=2, log_bin=False)
     apart = run(cfg, Workload(connections=8, cpu_us_per_trx=500, client_us_per_trx=500),

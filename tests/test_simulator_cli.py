@@ -6,6 +6,7 @@ import csv
 import io
 import json
 
+import pytest
 from click.testing import CliRunner
 from simprofiles import consumer_ssd
 
@@ -34,6 +35,7 @@ def test_simulate_every_combination_json(tmp_path):
         assert r["runs"][0]["status"]["Innodb_data_fsyncs"] > 0
 
 
+@pytest.mark.slow
 def test_simulate_table_and_csv_on_a_builtin(tmp_path):
     runner = CliRunner()
     res = runner.invoke(main, ["simulate", "--profile", "samsung-pm9a3", "--connections", "2",
@@ -90,6 +92,7 @@ def test_simulate_workload_file(tmp_path):
     assert res.exit_code == 2 and "unknown workload keys" in res.output
 
 
+@pytest.mark.slow
 def test_tps_command(tmp_path):
     res = CliRunner().invoke(main, ["tps", "--profile", "hdd-wd2502abys", "--target-tps", "200",
                                     "--json"])

@@ -28,8 +28,10 @@ import configparser
 import getpass
 import os
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import InnoflushError, UsageError
 
@@ -83,6 +85,13 @@ class ConnectionOptions:
                 self.ssl_cert), "password_source": self.password_source}
 
 
+class _CaseKeepingParser(configparser.RawConfigParser):
+    """Option names keep their case here; read_option_file normalises them itself."""
+
+    def optionxform(self, optionstr: str) -> str:
+        return optionstr
+
+
 def read_option_file(path: str | os.PathLike, section: str = "client") -> dict[str, str]:
     """Options of one section of a MySQL option file (``!include`` lines are skipped).
 
@@ -97,10 +106,9 @@ def read_option_file(path: str | os.PathLike, section: str = "client") -> dict[s
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{p}: cannot read option file ({exc.__class__.__name__})") from None
     lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("!")]
-    cp = configparser.RawConfigParser(allow_no_value=True, strict=False,
-                                      comment_prefixes=("#", ";"), inline_comment_prefixes=None,
-                                      delimiters=("=",))
-    cp.optionxform = str  # keep case; we normalise ourselves
+    cp = _CaseKeepingParser(allow_no_value=True, strict=False,
+                            comment_prefixes=("#", ";"), inline_comment_prefixes=None,
+                            delimiters=("=",))
     try:
         cp.read_string("\n".join(lines), source=str(p))
     except configparser.Error as exc:
@@ -123,10 +131,11 @@ def resolve_options(host: str | None = None, port: int | None = None, socket: st
                     user: str | None = None, defaults_file: str | None = None,
                     ask_password: bool = False, ssl_ca: str | None = None,
                     ssl_cert: str | None = None, ssl_key: str | None = None,
-                    connect_timeout: float = 10.0, env: dict | None = None,
-                    prompt=None, home: str | None = None) -> ConnectionOptions:
+                    connect_timeout: float = 10.0, env: Mapping[str, str] | None = None,
+                    prompt: Callable[[str], str] | None = None,
+                    home: str | None = None) -> ConnectionOptions:
     """Merge the command line, the option file, MYSQL_PWD and a prompt (see module doc)."""
-    env = os.environ if env is None else env
+    environ: Mapping[str, str] = os.environ if env is None else env
     if defaults_file:
         opt_path = Path(defaults_file).expanduser()
         opts = read_option_file(opt_path)
@@ -134,7 +143,7 @@ def resolve_options(host: str | None = None, port: int | None = None, socket: st
         opt_path = Path(home or Path.home()) / ".my.cnf"
         opts = read_option_file(opt_path) if opt_path.is_file() else {}
 
-    def pick(cli, key):
+    def pick(cli: Any, key: str) -> Any:
         return cli if cli not in (None, "") else (opts.get(key) or None)
 
     o = ConnectionOptions(connect_timeout=connect_timeout)
@@ -164,15 +173,15 @@ def resolve_options(host: str | None = None, port: int | None = None, socket: st
         if prompt is None:
             import click
 
-            def prompt(text):
+            def prompt(text: str) -> str:
                 return click.prompt(text, hide_input=True, default="", show_default=False)
         o.password = prompt(f"Password for {o.user}@{o.target}")
         o.password_source = "prompt"
     elif "password" in opts:
         o.password = opts["password"]
         o.password_source = f"option file {opt_path}"
-    elif env.get("MYSQL_PWD") is not None:
-        o.password = env["MYSQL_PWD"]
+    elif environ.get("MYSQL_PWD") is not None:
+        o.password = environ["MYSQL_PWD"]
         o.password_source = "MYSQL_PWD"
     return o
 
@@ -209,7 +218,7 @@ _CR_UNKNOWN_HOST = 2005
 _CR_SERVER_LOST = 2013
 
 
-def connect(opts: ConnectionOptions):
+def connect(opts: ConnectionOptions) -> ReadOnlySession:
     """A PyMySQL connection wrapped in a ReadOnlySession; errors as one clear line."""
     import pymysql
 
@@ -309,19 +318,19 @@ def check_read_only(sql: str) -> None:
 class ReadOnlySession:
     """The advisor's only handle on the server: SELECT and SHOW, nothing else."""
 
-    def __init__(self, conn, password: str | None = None):
+    def __init__(self, conn: Any, password: str | None = None):
         self._conn = conn
         self._password = password
         self.statements: list[str] = []   # what was sent, for tests and --debug
 
-    def query(self, sql: str, args=None) -> list[tuple]:
+    def query(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple]:
         check_read_only(sql)
         self.statements.append(sql)
         with self._conn.cursor() as cur:
             cur.execute(sql, args)
             return list(cur.fetchall())
 
-    def query_dicts(self, sql: str, args=None) -> list[dict]:
+    def query_dicts(self, sql: str, args: Sequence[Any] | None = None) -> list[dict]:
         check_read_only(sql)
         self.statements.append(sql)
         import pymysql
@@ -336,8 +345,8 @@ class ReadOnlySession:
         except Exception:  # noqa: BLE001 - already broken, nothing to do
             pass
 
-    def __enter__(self):
+    def __enter__(self) -> ReadOnlySession:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()

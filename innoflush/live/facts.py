@@ -10,10 +10,15 @@ from __future__ import annotations
 import os
 import re
 import socket
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import InnoflushError
 from ..measure.facts import mount_facts
+
+if TYPE_CHECKING:
+    from .connect import ReadOnlySession
 
 # SHOW GLOBAL VARIABLES the advisor keeps (the rest are not read).
 VARIABLES = (
@@ -38,7 +43,7 @@ class NoInnoDB(InnoflushError):
     """The server has no InnoDB: nothing to advise on (exit 1)."""
 
 
-def _on(value) -> bool | None:
+def _on(value: object) -> bool | None:
     if value is None:
         return None
     v = str(value).strip().upper()
@@ -49,14 +54,22 @@ def _on(value) -> bool | None:
     return None
 
 
-def _int(value, default=None):
+@overload
+def _int(value: object) -> int | None: ...
+@overload
+def _int(value: object, default: int) -> int: ...
+def _int(value: object, default: int | None = None) -> int | None:
     try:
         return int(float(str(value).strip()))
     except (TypeError, ValueError):
         return default
 
 
-def _float(value, default=None):
+@overload
+def _float(value: object) -> float | None: ...
+@overload
+def _float(value: object, default: float) -> float: ...
+def _float(value: object, default: float | None = None) -> float | None:
     try:
         return float(str(value).strip())
     except (TypeError, ValueError):
@@ -306,7 +319,7 @@ def _mysql_error_code(exc: Exception) -> int | None:
     return None
 
 
-def read_replica_status(session) -> tuple[list[dict], bool]:
+def read_replica_status(session: ReadOnlySession) -> tuple[list[dict], bool]:
     """Rows of SHOW REPLICA STATUS (or SHOW SLAVE STATUS), and whether it was readable."""
     import pymysql
 
@@ -326,7 +339,7 @@ def read_replica_status(session) -> tuple[list[dict], bool]:
     return [], False
 
 
-def read_variables(session) -> dict:
+def read_variables(session: ReadOnlySession) -> dict[str, Any]:
     rows = session.query("SHOW GLOBAL VARIABLES")
     out = {str(k).lower(): v for k, v in rows}
     got = session.query("SELECT VERSION(), @@version_comment")
@@ -335,9 +348,11 @@ def read_variables(session) -> dict:
     return out
 
 
-def read_sysvar_meta(session, names=("innodb_doublewrite", "innodb_flush_method",
-                                      "innodb_data_file_buffering",
-                                      "innodb_flush_log_at_trx_commit", "sync_binlog")) -> dict:
+def read_sysvar_meta(session: ReadOnlySession,
+                     names: Sequence[str] = ("innodb_doublewrite", "innodb_flush_method",
+                                             "innodb_data_file_buffering",
+                                             "innodb_flush_log_at_trx_commit", "sync_binlog")
+                     ) -> dict[str, dict]:
     """MariaDB: enum values and whether each variable is dynamic; {} where not readable."""
     import pymysql
 
@@ -357,7 +372,7 @@ def read_sysvar_meta(session, names=("innodb_doublewrite", "innodb_flush_method"
     return out
 
 
-def gather_facts(session) -> ServerFacts:
+def gather_facts(session: ReadOnlySession) -> ServerFacts:
     variables = read_variables(session)
     rows, readable = read_replica_status(session)
     facts = facts_from_variables(variables, rows, readable)

@@ -24,9 +24,14 @@ Commits — what is counted, in this order (the first that applies):
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InnoflushError, UsageError
+
+if TYPE_CHECKING:
+    from .connect import ReadOnlySession
 
 # Cumulative counters the advisor reads (decrease = reset); absent ones are skipped.
 COUNTERS = (
@@ -87,8 +92,8 @@ class Interval:
                 "problem": self.problem, "deltas": self.deltas}
 
 
-def numeric_status(rows) -> dict:
-    out = {}
+def numeric_status(rows: Iterable[tuple[Any, Any]]) -> dict[str, int]:
+    out: dict[str, int] = {}
     for name, value in rows:
         try:
             out[str(name)] = int(value)
@@ -100,7 +105,7 @@ def numeric_status(rows) -> dict:
     return out
 
 
-def read_status(session) -> dict:
+def read_status(session: ReadOnlySession) -> dict[str, int]:
     import pymysql
 
     try:
@@ -116,7 +121,7 @@ def read_status(session) -> dict:
         raise
 
 
-def read_polled(session) -> dict:
+def read_polled(session: ReadOnlySession) -> dict[str, int]:
     names = ", ".join(f"'{n}'" for n in POLLED)
     rows = session.query(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({names})")
     return numeric_status(rows)
@@ -147,8 +152,10 @@ def interval_between(index: int, a: Snapshot, b: Snapshot, polls: dict | None = 
     return Interval(index, seconds, True, None, deltas, polls or {}, end_gauges, gauge_deltas)
 
 
-def sample(session, interval_s: float = 10.0, samples: int = 1, poll_s: float = 0.5,
-           clock=None, sleep=None, progress=None) -> list[Interval]:
+def sample(session: ReadOnlySession, interval_s: float = 10.0, samples: int = 1,
+           poll_s: float = 0.5, clock: Callable[[], float] | None = None,
+           sleep: Callable[[float], object] | None = None,
+           progress: Callable[[int, float], object] | None = None) -> list[Interval]:
     """samples consecutive intervals of interval_s seconds; gauges polled every poll_s."""
     clock = clock or CLOCK
     sleep = sleep or SLEEP
@@ -219,7 +226,7 @@ def estimate_commits(d: dict, product: str, log_bin: bool) -> tuple[int, str, st
     return explicit, "Com_commit + Com_xa_commit", note
 
 
-def _per(a, b, digits=3):
+def _per(a: float | None, b: float | None, digits: int = 3) -> float | None:
     if a is None or not b:
         return None
     return round(a / b, digits)

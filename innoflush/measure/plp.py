@@ -1,7 +1,9 @@
 """Does the device's write cache survive a power loss? A verdict from facts and figures.
 
 A pure function of the device facts (see facts.py) and the measured p50 of a small
-(16 KiB) write's fsync/fdatasync. No I/O, so every rule is unit-tested.
+(16 KiB) write's fsync/fdatasync. No I/O, so every rule is unit-tested. The built-in
+profiles' verdicts (scripts/build_builtin_profiles.py: ``published_verdict``, from the
+published means and what the sources say) use the same verdicts, thresholds and wording.
 
 The returned dict (``plp_verdict`` in ``innoflush measure --json`` and in a saved profile):
 
@@ -27,10 +29,15 @@ WRITE_THROUGH = "write-through"
 UNKNOWN = "unknown"
 VERDICTS = (NON_VOLATILE, VOLATILE, WRITE_THROUGH, UNKNOWN)
 
+# The thresholds come from the published ranges (reference/published_sync_latency.csv):
+# devices with a protected cache flush in ~1-60 µs, devices that empty a volatile cache
+# take ~0.5-10 ms.
 # A flush that returns faster than this did not empty a volatile cache to flash or disk.
 FAST_FLUSH_NS = 100_000
 # A flush at least this slow is the cost of writing a volatile cache out to media.
 SLOW_FLUSH_NS = 500_000
+# What a flush costs where the cache survives power loss, as a reason says it.
+PROTECTED_FLUSH = "devices with a protected cache flush in ~1–60 µs"
 BASIS_SIZE = 16 * 1024
 
 _NO_FLUSH_OPTIONS = ("nobarrier", "barrier=0")
@@ -137,8 +144,8 @@ def plp_verdict(facts: dict, fsync_p50_ns: float | None, fdatasync_p50_ns: float
         if write_back:
             reasons.append(f"A flush this slow ({which} {format_ns(flush)}, at least "
                            f"{format_ns(SLOW_FLUSH_NS)}) with a write-back cache on "
-                           f"{names} is the cost of emptying a volatile cache (devices with "
-                           "a protected cache flush in ~1-60 µs): no power-loss protection. "
+                           f"{names} is the cost of emptying a volatile cache "
+                           f"({PROTECTED_FLUSH}): no power-loss protection. "
                            "O_DIRECT_NO_FSYNC is unsafe: acknowledged writes can be lost on "
                            "power failure.")
             if virtual:

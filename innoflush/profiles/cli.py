@@ -20,7 +20,7 @@ from .store import (
 )
 
 
-def _dump(data) -> str:
+def _dump(data: object) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 

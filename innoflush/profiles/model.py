@@ -183,8 +183,8 @@ class DeviceProfile:
             return None
         # prefer the requested concurrency, else the nearest job count
         best_jobs = min({t.jobs for t in cands}, key=lambda j: (abs(j - jobs), j))
-        by_size = sorted((t.write_bytes, t.component(component)) for t in cands
-                         if t.jobs == best_jobs)
+        by_size = sorted((t.write_bytes, c) for t in cands
+                         if t.jobs == best_jobs and (c := t.component(component)) is not None)
         sizes = [s for s, _ in by_size]
         if size in sizes:
             return by_size[sizes.index(size)][1], ""
@@ -259,15 +259,16 @@ class DeviceProfile:
 
 def _interpolate(a: LatencySummary, b: LatencySummary, t: float) -> LatencySummary:
     """Quantile-wise linear interpolation between two distributions (t in [0, 1])."""
-    def mix(x, y):
+    def mix(x: float | None, y: float | None) -> float | None:
         if x is None or y is None:
             return None
         return x + (y - x) * t
 
+    mean_ns = a.mean_ns + (b.mean_ns - a.mean_ns) * t   # every summary has a mean
     if a.shape == SHAPE_MEAN_ONLY or b.shape == SHAPE_MEAN_ONLY:
-        return LatencySummary.mean_only(mix(a.mean_ns, b.mean_ns))
+        return LatencySummary.mean_only(mean_ns)
     return LatencySummary(
-        count=0, mean_ns=mix(a.mean_ns, b.mean_ns), min_ns=mix(a.min_ns, b.min_ns),
+        count=0, mean_ns=mean_ns, min_ns=mix(a.min_ns, b.min_ns),
         p50_ns=mix(a.p50_ns, b.p50_ns), p90_ns=mix(a.p90_ns, b.p90_ns),
         p99_ns=mix(a.p99_ns, b.p99_ns), p99_9_ns=mix(a.p99_9_ns, b.p99_9_ns),
         max_ns=mix(a.max_ns, b.max_ns))

@@ -37,9 +37,10 @@ def figure(profile: DeviceProfile, component: str, op: str, write_bytes: int,
         summary, note = profile.resolve(component, op, write_bytes, direct, jobs)
     except ProfileError:
         return None
-    mean_only = summary.shape == SHAPE_MEAN_ONLY or summary.p50_ns is None
-    ns = summary.mean_ns if mean_only else summary.p50_ns
-    return {"us": _round_us(ns), "stat": "mean" if mean_only else "p50",
+    # a mean-only distribution (or one without its p50) is shown by its mean
+    p50 = None if summary.shape == SHAPE_MEAN_ONLY else summary.p50_ns
+    ns = summary.mean_ns if p50 is None else p50
+    return {"us": _round_us(ns), "stat": "mean" if p50 is None else "p50",
             "mean_only": summary.shape == SHAPE_MEAN_ONLY, "stood_in": bool(note),
             "note": note, "_ns": ns}
 
