@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install install-test system-deps docker-ready lint bench clean
+.PHONY: demo test install install-test system-deps docker-ready lint bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,12 @@ test: install-test system-deps docker-ready lint
 bench: install-test
 	$(BIN)/python bench/sim_speed.py
 	$(BIN)/python bench/measure_vs_fio.py
+
+# Regenerate the generated blocks of README.md and docs/ (options tables from the CLI,
+# examples from real runs: a MariaDB from this host's binaries, Docker when an engine
+# answers). `scripts/make_docs.py --check` checks the cheap blocks without running anything.
+docs: install
+	$(BIN)/python scripts/make_docs.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
