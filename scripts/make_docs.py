@@ -90,6 +90,18 @@ def leaf_commands(group: click.Group | None = None, prefix: tuple[str, ...] = ()
     return out
 
 
+def help_names(words: str) -> list[str]:
+    """The help option's spellings for a command, as its group's context settings give
+    them (`-h`, `--help` today)."""
+    group: click.Command = cli_root()
+    ctx = click.Context(group, info_name="innoflush", **group.context_settings)
+    for word in words.split():
+        group = group.commands[word]  # type: ignore[attr-defined]
+        ctx = click.Context(group, info_name=word, parent=ctx, **group.context_settings)
+    option = group.get_help_option(ctx)
+    return list(option.opts) if option is not None else []
+
+
 def param_names(param: click.Parameter) -> list[str]:
     """The names a user types: every option spelling, or an argument's metavar."""
     if isinstance(param, click.Argument):
@@ -185,7 +197,10 @@ def options_table(words: str) -> str:
             cell += " (argument)"
         rows.append(f"| {cell} | {_type_cell(param)} | {_default_cell(param)} | "
                     f"{_help_cell(param)} |")
-    rows.append("| `-h`, `--help` | flag | off | Show the help and exit. |")
+    names = help_names(words)
+    if names:
+        rows.append(f"| {', '.join(f'`{n}`' for n in names)} | flag | off | "
+                    "Show the help and exit. |")
     return "\n".join(rows) + "\n"
 
 
