@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 FAST_LANE := not server and not docker and not slow
 
 .PHONY: demo test test-fast test-suite install install-test system-deps docker-ready lint \
-	bench clean
+	bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +69,12 @@ test-fast: install-test
 bench: install-test
 	$(BIN)/python bench/sim_speed.py
 	$(BIN)/python bench/measure_vs_fio.py
+
+# Regenerate the generated blocks of README.md and docs/ (options tables from the CLI,
+# examples from real runs: a MariaDB from this host's binaries, Docker when an engine
+# answers). `scripts/make_docs.py --check` checks the cheap blocks without running anything.
+docs: install
+	$(BIN)/python scripts/make_docs.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
