@@ -14,6 +14,7 @@ and one leader writes, syncs and commits each binlog group.
 
 from __future__ import annotations
 
+from .events import wake
 from .redo import log_write_up_to
 
 
@@ -33,9 +34,7 @@ def binlog_enqueue(srv, lsn: int, nbytes: int):
     g.lsns_max = max(g.lsns_max, lsn)
     g.bytes += nbytes
     g.size += 1
-    w = srv.binlog_flush_wakeup
-    if w is not None and not w.triggered:
-        w.succeed()
+    wake(srv.binlog_flush_wakeup)
     return g.done
 
 
@@ -61,9 +60,7 @@ def binlog_flush_stage(srv):
             c["Binlog_group_commits"] += 1
         if srv.flavor.redo_sync_in_binlog_flush_stage:
             srv.binlog_sync_queue.append(group)
-            w = srv.binlog_sync_wakeup
-            if w is not None and not w.triggered:
-                w.succeed()
+            wake(srv.binlog_sync_wakeup)
         else:
             yield from binlog_sync(srv)
             group.done.succeed()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 
+from .events import wake
 from .page_cleaner import LSN_SCAN_FACTOR, dirty_share, flush_batch
 from .redo import log_checkpoint
 
@@ -48,9 +49,7 @@ def buf_flush_ahead(srv, lsn: int) -> None:
 
 def wake_page_cleaner(srv) -> None:
     srv.cleaner_idle = False
-    ev = srv.cleaner_wakeup
-    if ev is not None and not ev.triggered:
-        ev.succeed()
+    wake(srv.cleaner_wakeup)
 
 
 def af_needed_for_redo(srv, oldest: int) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections import deque
 
+from .events import wake
 from .flavors import PAGE_BYTES
 from .redo import log_flush_for_page_write
 
@@ -167,8 +168,7 @@ def page_cleaner(srv):
             flushed = yield from flush_batch(srv, n)
         srv.avg_page_rate += (flushed - srv.avg_page_rate) / FLUSHING_AVG_LOOPS
         if furious or srv.stalled_users:
-            if srv.checkpoint_request is not None and not srv.checkpoint_request.triggered:
-                srv.checkpoint_request.succeed()
+            wake(srv.checkpoint_request)
         elapsed = env.now - start
         if furious and flushed:
             continue

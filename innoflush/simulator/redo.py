@@ -10,6 +10,8 @@ and syncs for everybody queued behind it (log_write_up_to).
 
 from __future__ import annotations
 
+from .events import wake
+
 REDO_BLOCK = 512
 LOG_WRITE_MAX_SIZE = 4096  # INNODB_LOG_WRITE_MAX_SIZE_DEFAULT (log0constants.h)
 # How long after a redo write the log_flusher starts its sync: it spins or sleeps on an
@@ -75,9 +77,8 @@ def log_writer(srv):
             yield srv.writer_wakeup
             continue
         yield from redo_write(srv, min(srv.lsn, srv.write_lsn + chunk))
-        if srv.trx_commit == 1 and srv.flusher_wakeup is not None \
-                and not srv.flusher_wakeup.triggered:
-            srv.flusher_wakeup.succeed()
+        if srv.trx_commit == 1:
+            wake(srv.flusher_wakeup)
 
 
 def log_flusher(srv):
@@ -122,8 +123,7 @@ def log_write_up_to(srv, upto: int, flush: bool, on_cpu=None):
             srv.cpu_release(on_cpu)
         # The log_writer/log_flusher threads do the work; a commit only wakes and waits.
         # (A flush request only comes with trx_commit=1, when the flusher runs on demand.)
-        if srv.writer_wakeup is not None and not srv.writer_wakeup.triggered:
-            srv.writer_wakeup.succeed()
+        wake(srv.writer_wakeup)
         while (srv.flushed_lsn if flush else srv.write_lsn) < upto:
             yield srv.flushed_event if flush else srv.written_event
             yield from srv.woken()
@@ -179,10 +179,8 @@ def log_flush_for_page_write(srv):
         yield from log_write_up_to(srv, upto, flush=True)
         return
     srv.redo_flush_requested = max(srv.redo_flush_requested, upto)
-    if srv.writer_wakeup is not None and not srv.writer_wakeup.triggered:
-        srv.writer_wakeup.succeed()
-    if srv.flusher_wakeup is not None and not srv.flusher_wakeup.triggered:
-        srv.flusher_wakeup.succeed()
+    wake(srv.writer_wakeup)
+    wake(srv.flusher_wakeup)
     while srv.flushed_lsn < upto:
         yield srv.flushed_event
 

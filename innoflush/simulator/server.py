@@ -12,6 +12,7 @@ from .binlog import BinlogGroup, binlog_enqueue, binlog_flush_stage, binlog_sync
 from .carry import Carry
 from .config import ServerConfig, Workload
 from .device import Device
+from .events import wake
 from .flavors import PAGE_BYTES
 from .mariadb_page_cleaner import buf_flush_ahead, mariadb_page_cleaner
 from .page_cleaner import FlushList, page_cleaner
@@ -290,8 +291,7 @@ class Server:
             return
         start = self.env.now
         self.stalled_users += 1
-        if self.checkpoint_request is not None and not self.checkpoint_request.triggered:
-            self.checkpoint_request.succeed()
+        wake(self.checkpoint_request)
         while self.checkpoint_age() >= self.stop_age:
             yield self.checkpoint_event
         self.stalled_users -= 1
@@ -396,8 +396,8 @@ class Server:
                     yield from log_write_up_to(self, lsn, flush=True, on_cpu=on_cpu)
                 elif trx_commit == 2:
                     yield from log_write_up_to(self, lsn, flush=False, on_cpu=on_cpu)
-                elif self.writer_wakeup is not None and not self.writer_wakeup.triggered:
-                    self.writer_wakeup.succeed()
+                else:
+                    wake(self.writer_wakeup)
             else:
                 if redo_at_prepare and trx_commit in (1, 2):
                     yield from log_write_up_to(self, lsn, flush=trx_commit == 1)
@@ -413,8 +413,7 @@ class Server:
                 yield from self.on_cpu(sleep_s, pool=server_cpu, woken=True)
             counters["commits"] += 1
             if self.commits_done is not None and counters["commits"] >= self.commit_target:
-                if not self.commits_done.triggered:
-                    self.commits_done.succeed()
+                wake(self.commits_done)
             if self.measuring:
                 t2 = env.now
                 self.commit_latencies.append(t2 - t1)
