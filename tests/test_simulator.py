@@ -164,7 +164,7 @@ def test_mariadb_page_cleaner_sleeps_below_the_async_point():
 
 
 def test_flush_list_takes_rewrites_first_and_fills_the_doublewrite_slots():
-    from innoflush.simulator.page_cleaner import FlushList
+    from innoflush.simulator.buffer_pool import FlushList
 
     fl = FlushList()
     fl.add(10, 6, hot=2)            # first entries: 2 of 6 hot
@@ -236,21 +236,21 @@ def test_mariadb_flushes_only_back_to_the_async_point():
     def watch():
         while True:
             yield srv.env.timeout(0.25)
-            ages.append(srv.checkpoint_age())
+            ages.append(srv.redo.checkpoint_age())
 
     srv.env.process(watch())
     srv.env.run(until=12.0)
     assert srv.counters["Innodb_pages_written"] > 0
     late = ages[len(ages) // 2:]
-    assert min(late) > 0.9 * srv.async_flush_age
-    assert max(late) <= srv.sync_flush_age + srv.workload.redo_bytes_per_trx * 4
+    assert min(late) > 0.9 * srv.redo.async_flush_age
+    assert max(late) <= srv.redo.sync_flush_age + srv.workload.redo_bytes_per_trx * 4
 
 
 def test_mariadb_cleaner_stays_asleep_below_the_async_point_then_works_each_second():
     srv = mariadb_server(wl=with_(REDO_HEAVY, redo_bytes_per_trx=512, cpu_us_per_trx=200))
     srv.env.run(until=0.5)
-    assert srv.checkpoint_age() < srv.async_flush_age
-    assert srv.cleaner_idle and srv.counters["Innodb_pages_written"] == 0
+    assert srv.redo.checkpoint_age() < srv.redo.async_flush_age
+    assert srv.flush_ahead.cleaner_idle and srv.counters["Innodb_pages_written"] == 0
     srv.env.run(until=12.0)
     passes = (srv.counters["async_flush_batches"] + srv.counters["adaptive_flush_batches"]
               + srv.counters["sync_flush_batches"])
@@ -267,12 +267,12 @@ def test_mariadb_adaptive_recommendation_starts_from_zero_averages():
 
     srv = mariadb_server(wl=with_(REDO_HEAVY, pages_dirtied_per_trx=2.0))
     srv.env.run(until=1.0)
-    dirty = srv.flush_list.pages
+    dirty = srv.buf_pool.flush_list.pages
     assert dirty > srv.config.innodb_io_capacity
-    srv.lsn += 8 * 1024 * 1024  # an oldest page well past the adaptive low-water mark
+    srv.redo.append(8 * 1024 * 1024)  # an oldest page well past the adaptive low-water mark
     af = AdaptiveFlushing()
-    oldest = srv.flush_list.oldest_lsn()
-    pct = 100.0 * dirty / srv.buffer_pool_pages
+    oldest = srv.buf_pool.flush_list.oldest_lsn()
+    pct = 100.0 * dirty / srv.buf_pool.size_pages
     assert af.recommendation(srv, 0, oldest, 0.0, dirty, pct) == srv.config.innodb_io_capacity
     io = srv.config.innodb_io_capacity
     for _ in range(5):

@@ -1,4 +1,5 @@
-"""Waking a simulated thread that may be asleep on an event.
+"""Waking a simulated thread that may be asleep on an event, and the type of the
+generators simulated threads run.
 
 A thread that goes to sleep on a wake-up event leaves it in a field; whoever has work
 for it succeeds the event. The thread may not have slept yet (no event), or may have
@@ -7,7 +8,15 @@ been woken already by somebody else in the same instant (an event succeeds only 
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from typing import Any, TypeVar
+
 from simpy.events import Event
+
+_T = TypeVar("_T")
+# What a simulated thread (or a step of one, run with `yield from`) is: a generator that
+# yields simpy events and returns _T.
+SimGen = Generator[Event, Any, _T]
 
 
 def wake(event: Event | None) -> None:
