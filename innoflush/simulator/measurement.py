@@ -29,6 +29,13 @@ class Measurement:
         self.commits_done: Event | None = None
         self.commit_target = 0
 
+    def begin(self, commits_done: Event | None = None, commit_target: int = 0) -> None:
+        """The measured window opens; commits_done (if given) is to succeed once the
+        commit counter reaches commit_target."""
+        self.measuring = True
+        self.commits_done = commits_done
+        self.commit_target = commit_target
+
     def note_age(self, age: int) -> None:
         if age > self.max_age:
             self.max_age = age

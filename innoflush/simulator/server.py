@@ -294,14 +294,14 @@ class Server:
         env, dev, meas = self.env, self.device, self.measurement
         before = dict(self.counters)
         fb, wb = dev.flush_busy_s, dev.write_busy_s
-        meas.measuring = True
         start = env.now
         end = env.timeout(duration_s)
         if max_commits is not None:
-            meas.commits_done = env.event()
-            meas.commit_target = self.counters["commits"] + max_commits
-            env.run(until=env.any_of([end, meas.commits_done]))
+            commits_done = env.event()
+            meas.begin(commits_done, self.counters["commits"] + max_commits)
+            env.run(until=env.any_of([end, commits_done]))
         else:
+            meas.begin()
             env.run(until=end)
         return Window(
             duration_s=env.now - start,
