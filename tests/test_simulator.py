@@ -304,6 +304,53 @@ def test_mysql_page_writes_wait_for_the_log_flusher():
     assert r.status["Innodb_pages_written"] > 0
 
 
+def test_wake_succeeds_a_pending_wakeup_once_and_ignores_none():
+    import simpy
+
+    from innoflush.simulator.events import wake
+
+    env = simpy.Environment()
+    wake(None)   # the thread has not gone to sleep yet: nothing to do
+    ev = env.event()
+    wake(ev)
+    assert ev.triggered
+    wake(ev)     # woken twice in one instant: no error, one wake-up
+    env.run()
+    assert ev.processed
+
+
+def test_a_segment_in_flight_holds_back_the_oldest_modification():
+    """Pages taken for a doublewrite segment leave the flush list but hold back the
+    checkpoint until the segment is written; its hot pages come back at the next
+    commit."""
+    import numpy as np
+
+    from innoflush.simulator.buffer_pool import BufferPool
+
+    wl = Workload(pages_dirtied_per_trx=1.0, hot_page_share=1.0)
+    bp = BufferPool(ServerConfig(), wl, np.random.default_rng(1))
+    bp.note_modification(100)
+    bp.note_modification(200)
+    oldest, k, hot, rewrites = bp.take_segment(1, slots=4, first_share=1.0)
+    assert (oldest, k, hot, rewrites) == (100, 1, 1, 0)
+    assert bp.flush_list.oldest_lsn() == 200 and bp.oldest_modification() == 100
+    bp.segment_written(oldest, hot)
+    assert bp.oldest_modification() == 200
+    bp.note_modification(300)   # one new page, and the hot one dirtied again
+    assert bp.flush_list.pages == 3 and list(bp.flush_list.chunks)[-1] == [300, 2, 2, 1]
+
+
+def test_a_device_without_a_generator_gives_means_but_refuses_to_sample():
+    import simpy
+
+    from innoflush.simulator.device import Device
+
+    dev = Device(simpy.Environment(), PLP, rng=None)
+    assert dev.mean_s("sync", "fsync", 16384, True) > 0
+    with pytest.raises(RuntimeError, match="means only"):
+        dev.sampler("sync", "fsync", 16384, True)()
+
+
 def test_semaphore_withdraw():
     import simpy
 
