@@ -167,7 +167,7 @@ def test_mariadb_page_cleaner_sleeps_below_the_async_point():
 
 
 def test_flush_list_takes_rewrites_first_and_fills_the_doublewrite_slots():
-    from innoflush.simulator.page_cleaner import FlushList
+    from innoflush.simulator.buffer_pool import FlushList
 
     fl = FlushList()
     fl.add(10, 6, hot=2)            # first entries: 2 of 6 hot
@@ -240,22 +240,22 @@ def test_mariadb_flushes_only_back_to_the_async_point():
     def watch():
         while True:
             yield srv.env.timeout(0.25)
-            ages.append(srv.checkpoint_age())
+            ages.append(srv.redo.checkpoint_age())
 
     srv.env.process(watch())
     srv.env.run(until=12.0)
     assert srv.counters["Innodb_pages_written"] > 0
     late = ages[len(ages) // 2:]
-    assert min(late) > 0.9 * srv.async_flush_age
-    assert max(late) <= srv.sync_flush_age + srv.workload.redo_bytes_per_trx * 4
+    assert min(late) > 0.9 * srv.redo.async_flush_age
+    assert max(late) <= srv.redo.sync_flush_age + srv.workload.redo_bytes_per_trx * 4
 
 
 @pytest.mark.slow
 def test_mariadb_cleaner_stays_asleep_below_the_async_point_then_works_each_second():
     srv = mariadb_server(wl=with_(REDO_HEAVY, redo_bytes_per_trx=512, cpu_us_per_trx=200))
     srv.env.run(until=0.5)
-    assert srv.checkpoint_age() < srv.async_flush_age
-    assert srv.cleaner_idle and srv.counters["Innodb_pages_written"] == 0
+    assert srv.redo.checkpoint_age() < srv.redo.async_flush_age
+    assert srv.flush_ahead.cleaner_idle and srv.counters["Innodb_pages_written"] == 0
     srv.env.run(until=12.0)
     passes = (srv.counters["async_flush_batches"] + srv.counters["adaptive_flush_batches"]
               + srv.counters["sync_flush_batches"])
@@ -272,12 +272,12 @@ def test_mariadb_adaptive_recommendation_starts_from_zero_averages():
 
     srv = mariadb_server(wl=with_(REDO_HEAVY, pages_dirtied_per_trx=2.0))
     srv.env.run(until=1.0)
-    dirty = srv.flush_list.pages
+    dirty = srv.buf_pool.flush_list.pages
     assert dirty > srv.config.innodb_io_capacity
-    srv.lsn += 8 * 1024 * 1024  # an oldest page well past the adaptive low-water mark
+    srv.redo.append(8 * 1024 * 1024)  # an oldest page well past the adaptive low-water mark
     af = AdaptiveFlushing()
-    oldest = srv.flush_list.oldest_lsn()
-    pct = 100.0 * dirty / srv.buffer_pool_pages
+    oldest = srv.buf_pool.flush_list.oldest_lsn()
+    pct = 100.0 * dirty / srv.buf_pool.size_pages
     assert af.recommendation(srv, 0, oldest, 0.0, dirty, pct) == srv.config.innodb_io_capacity
     io = srv.config.innodb_io_capacity
     for _ in range(5):
@@ -308,6 +308,53 @@ def test_mysql_page_writes_wait_for_the_log_flusher():
     assert r.internal["page_write_log_flushes"] > 0
     assert r.internal["redo_syncs"] >= r.internal["page_write_log_flushes"] > 0
     assert r.status["Innodb_pages_written"] > 0
+
+
+def test_wake_succeeds_a_pending_wakeup_once_and_ignores_none():
+    import simpy
+
+    from innoflush.simulator.events import wake
+
+    env = simpy.Environment()
+    wake(None)   # the thread has not gone to sleep yet: nothing to do
+    ev = env.event()
+    wake(ev)
+    assert ev.triggered
+    wake(ev)     # woken twice in one instant: no error, one wake-up
+    env.run()
+    assert ev.processed
+
+
+def test_a_segment_in_flight_holds_back_the_oldest_modification():
+    """Pages taken for a doublewrite segment leave the flush list but hold back the
+    checkpoint until the segment is written; its hot pages come back at the next
+    commit."""
+    import numpy as np
+
+    from innoflush.simulator.buffer_pool import BufferPool
+
+    wl = Workload(pages_dirtied_per_trx=1.0, hot_page_share=1.0)
+    bp = BufferPool(ServerConfig(), wl, np.random.default_rng(1))
+    bp.note_modification(100)
+    bp.note_modification(200)
+    oldest, k, hot, rewrites = bp.take_segment(1, slots=4, first_share=1.0)
+    assert (oldest, k, hot, rewrites) == (100, 1, 1, 0)
+    assert bp.flush_list.oldest_lsn() == 200 and bp.oldest_modification() == 100
+    bp.segment_written(oldest, hot)
+    assert bp.oldest_modification() == 200
+    bp.note_modification(300)   # one new page, and the hot one dirtied again
+    assert bp.flush_list.pages == 3 and list(bp.flush_list.chunks)[-1] == [300, 2, 2, 1]
+
+
+def test_a_device_without_a_generator_gives_means_but_refuses_to_sample():
+    import simpy
+
+    from innoflush.simulator.device import Device
+
+    dev = Device(simpy.Environment(), PLP, rng=None)
+    assert dev.mean_s("sync", "fsync", 16384, True) > 0
+    with pytest.raises(RuntimeError, match="means only"):
+        dev.sampler("sync", "fsync", 16384, True)()
 
 
 def test_semaphore_withdraw():

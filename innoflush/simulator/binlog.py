@@ -14,45 +14,70 @@ and one leader writes, syncs and commits each binlog group.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import simpy
+from simpy.events import Event
+
+from .events import SimGen, wake
 from .redo import log_write_up_to
+
+if TYPE_CHECKING:
+    from .server import Server
 
 
 class BinlogGroup:
     __slots__ = ("lsns_max", "bytes", "size", "done")
 
-    def __init__(self, env):
+    def __init__(self, env: simpy.Environment):
         self.lsns_max = 0
         self.bytes = 0
         self.size = 0
         self.done = env.event()
 
 
-def binlog_enqueue(srv, lsn: int, nbytes: int):
-    """A committing transaction joins the flush-stage queue; returns the event to wait on."""
-    g = srv.binlog_forming
-    g.lsns_max = max(g.lsns_max, lsn)
-    g.bytes += nbytes
-    g.size += 1
-    w = srv.binlog_flush_wakeup
-    if w is not None and not w.triggered:
-        w.succeed()
-    return g.done
+class Binlog:
+    """The binary log's commit queues: the group forming at the FLUSH stage, the groups
+    written and waiting for the SYNC stage, the bytes written since the last sync and
+    the sync_binlog counter."""
+
+    __slots__ = ("env", "forming", "flush_wakeup", "sync_wakeup", "sync_queue",
+                 "unsynced_bytes", "sync_counter")
+
+    def __init__(self, env: simpy.Environment):
+        self.env = env
+        self.forming = BinlogGroup(env)
+        self.flush_wakeup: Event | None = None
+        self.sync_wakeup: Event | None = None
+        self.sync_queue: list[BinlogGroup] = []
+        self.unsynced_bytes = 0
+        self.sync_counter = 0
+
+    def enqueue(self, lsn: int, nbytes: int) -> Event:
+        """A committing transaction joins the flush-stage queue; returns the event to
+        wait on."""
+        g = self.forming
+        g.lsns_max = max(g.lsns_max, lsn)
+        g.bytes += nbytes
+        g.size += 1
+        wake(self.flush_wakeup)
+        return g.done
 
 
-def binlog_flush_stage(srv):
+def binlog_flush_stage(srv: Server) -> SimGen[None]:
     """The FLUSH stage leader loop (MySQL) or the whole group commit leader (MariaDB)."""
-    env = srv.env
+    env, binlog = srv.env, srv.binlog
     trx_commit = srv.trx_commit
     while True:
-        if srv.binlog_forming.size == 0:
-            srv.binlog_flush_wakeup = env.event()
-            yield srv.binlog_flush_wakeup
+        if binlog.forming.size == 0:
+            binlog.flush_wakeup = wakeup = env.event()
+            yield wakeup
             continue
-        group, srv.binlog_forming = srv.binlog_forming, BinlogGroup(env)
+        group, binlog.forming = binlog.forming, BinlogGroup(env)
         if srv.flavor.redo_sync_in_binlog_flush_stage and trx_commit in (1, 2):
             yield from log_write_up_to(srv, group.lsns_max, flush=trx_commit == 1)
         yield from srv.device.write(max(512, group.bytes), False)
-        srv.binlog_unsynced_bytes += group.bytes
+        binlog.unsynced_bytes += group.bytes
         c = srv.counters
         c["binlog_groups"] += 1
         c["binlog_writes"] += 1
@@ -60,44 +85,43 @@ def binlog_flush_stage(srv):
             c["Binlog_commits"] += group.size
             c["Binlog_group_commits"] += 1
         if srv.flavor.redo_sync_in_binlog_flush_stage:
-            srv.binlog_sync_queue.append(group)
-            w = srv.binlog_sync_wakeup
-            if w is not None and not w.triggered:
-                w.succeed()
+            binlog.sync_queue.append(group)
+            wake(binlog.sync_wakeup)
         else:
             yield from binlog_sync(srv)
             group.done.succeed()
 
 
-def _sync_due(srv) -> bool:
+def _sync_due(srv: Server) -> bool:
     n = srv.config.sync_binlog
-    return n > 0 and srv.binlog_sync_counter + 1 >= n
+    return n > 0 and srv.binlog.sync_counter + 1 >= n
 
 
-def binlog_sync(srv):
+def binlog_sync(srv: Server) -> SimGen[None]:
     """fdatasync the binlog when sync_binlog's counter is due (my_sync uses fdatasync)."""
+    binlog = srv.binlog
     if _sync_due(srv):
-        srv.binlog_sync_counter = 0
-        size = max(512, srv.binlog_unsynced_bytes)
-        srv.binlog_unsynced_bytes = 0
+        binlog.sync_counter = 0
+        size = max(512, binlog.unsynced_bytes)
+        binlog.unsynced_bytes = 0
         yield from srv.commit_sync("fdatasync", size, False)
         srv.count("binlog_syncs")
     else:
-        srv.binlog_sync_counter += 1
+        binlog.sync_counter += 1
 
 
-def binlog_sync_stage(srv):
+def binlog_sync_stage(srv: Server) -> SimGen[None]:
     """MySQL's SYNC stage leader, then the COMMIT stage for every group it synced."""
-    env = srv.env
+    env, binlog = srv.env, srv.binlog
     delay_s = srv.config.binlog_group_commit_sync_delay * 1e-6
     while True:
-        if not srv.binlog_sync_queue:
-            srv.binlog_sync_wakeup = env.event()
-            yield srv.binlog_sync_wakeup
+        if not binlog.sync_queue:
+            binlog.sync_wakeup = wakeup = env.event()
+            yield wakeup
             continue
         if delay_s > 0 and _sync_due(srv):
             yield env.timeout(delay_s)  # lets later flush groups join this sync
-        groups, srv.binlog_sync_queue = srv.binlog_sync_queue, []
+        groups, binlog.sync_queue = binlog.sync_queue, []
         yield from binlog_sync(srv)
         for g in groups:
             g.done.succeed()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, TypeVar
 
 from ..errors import UsageError
 from .flavors import Flavor, get_flavor
 
 MiB = 1024 * 1024
+_D = TypeVar("_D", "ServerConfig", "Workload", "ServerStart")
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,6 @@ class ServerStart:
         return asdict(self)
 
 
-def with_(obj, **changes):
+def with_(obj: _D, **changes: Any) -> _D:
     """dataclasses.replace, re-exported so callers need not import dataclasses."""
     return replace(obj, **changes)

@@ -16,6 +16,7 @@ import simpy
 
 from ..profiles import DeviceProfile
 from ..stats import LatencySummary
+from .events import SimGen
 from .semaphore import Semaphore
 
 _BATCH = 4096
@@ -28,7 +29,8 @@ class Sampler:
 
     __slots__ = ("summary", "rng", "buf", "i", "factor")
 
-    def __init__(self, summary: LatencySummary, rng: np.random.Generator, factor: float = 1.0):
+    def __init__(self, summary: LatencySummary, rng: np.random.Generator | None,
+                 factor: float = 1.0):
         self.summary = summary
         self.rng = rng
         self.factor = factor
@@ -37,6 +39,8 @@ class Sampler:
 
     def __call__(self) -> float:
         if self.i >= len(self.buf):
+            if self.rng is None:
+                raise RuntimeError("a Device made without a random generator gives means only")
             self.buf = (self.summary.sample(self.rng, _BATCH) * (self.factor * 1e-9)).tolist()
             self.i = 0
         v = self.buf[self.i]
@@ -53,7 +57,7 @@ class SumSampler:
 
     __slots__ = ("a", "b")
 
-    def __init__(self, a: Sampler, b: Sampler):
+    def __init__(self, a: Sampler | SumSampler, b: Sampler | SumSampler):
         self.a = a
         self.b = b
 
@@ -135,7 +139,7 @@ class Device:
         return self.sampler(component, op, size, direct).mean_s
 
     # ---- operations (simpy generators) -----------------------------------------------
-    def write(self, size: int, direct: bool):
+    def write(self, size: int, direct: bool) -> SimGen[None]:
         """One write call; holds a queue slot for its latency."""
         lat = self.sampler("write", "none", size, direct)()
         ev = self.write_slots.acquire()
@@ -145,7 +149,7 @@ class Device:
         self.write_slots.release()
         self.write_busy_s += lat
 
-    def write_many(self, n: int, size: int, direct: bool):
+    def write_many(self, n: int, size: int, direct: bool) -> SimGen[None]:
         """n independent writes issued together (async page writes): done when all are."""
         if n <= 0:
             return
@@ -166,7 +170,7 @@ class Device:
         self.write_slots.release(slots)
         self.write_busy_s += sum(lats)
 
-    def sync(self, op: str, size: int, direct: bool):
+    def sync(self, op: str, size: int, direct: bool) -> SimGen[None]:
         """fsync or fdatasync of a file whose last write was about `size` bytes."""
         lat = self.sampler("sync", op, size, direct)()
         ch = self.flush_channel  # _flush, inlined: this is the hottest device path
@@ -177,7 +181,7 @@ class Device:
         ch.release()
         self.flush_busy_s += lat
 
-    def _flush(self, lat: float):
+    def _flush(self, lat: float) -> SimGen[None]:
         ev = self.flush_channel.acquire()
         if ev is not None:
             yield ev
@@ -185,7 +189,7 @@ class Device:
         self.flush_channel.release()
         self.flush_busy_s += lat
 
-    def dsync_write(self, size: int, direct: bool):
+    def dsync_write(self, size: int, direct: bool) -> SimGen[None]:
         """A write to a file opened O_DSYNC: the write returns once it is durable."""
         if self._has_dsync:
             lat = self.sampler("write", "dsync", size, direct)()

@@ -18,7 +18,7 @@ source files named; docs/model.md gives the references in full):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import UsageError
 
@@ -92,23 +92,30 @@ class Flavor:
 
 FLUSH_METHODS = ("fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC")
 
+_MYSQL_80 = Flavor(
+    name="mysql-8.0", title="MySQL 8.0.30+ (also 8.0.20-8.0.29 for page flushing)",
+    flush_methods=FLUSH_METHODS, redo_direct=False, redo_writer_threads=True,
+    default_use_fdatasync=False, has_use_fdatasync_variable=True,
+    dblwr_segment_pages=4, dblwr_block_pages=4, dblwr_parallel_segments=2,
+    dblwr_sync_methods=("fsync", "O_DSYNC"),
+    data_writes_include_redo=True, has_os_log_fsyncs=True,
+    has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True)
+_MARIADB_10_11 = Flavor(
+    name="mariadb-10.11", title="MariaDB 10.6-10.11",
+    flush_methods=FLUSH_METHODS, redo_direct=True, redo_writer_threads=False,
+    default_use_fdatasync=True, has_use_fdatasync_variable=False,
+    dblwr_segment_pages=128, dblwr_block_pages=128, dblwr_parallel_segments=1,
+    dblwr_sync_methods=("fsync", "O_DIRECT"),
+    data_writes_include_redo=False, has_os_log_fsyncs=False,
+    has_binlog_group_commit_counters=True, redo_sync_in_binlog_flush_stage=False,
+    o_dsync_data_write_through=True, mariadb_page_cleaner=True, extension_syncs=2)
+
 FLAVORS: dict[str, Flavor] = {
-    "mysql-8.0": Flavor(
-        name="mysql-8.0", title="MySQL 8.0.30+ (also 8.0.20-8.0.29 for page flushing)",
-        flush_methods=FLUSH_METHODS, redo_direct=False, redo_writer_threads=True,
-        default_use_fdatasync=False, has_use_fdatasync_variable=True,
-        dblwr_segment_pages=4, dblwr_block_pages=4, dblwr_parallel_segments=2,
-        dblwr_sync_methods=("fsync", "O_DSYNC"),
-        data_writes_include_redo=True, has_os_log_fsyncs=True,
-        has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True),
-    "mysql-8.4": Flavor(
-        name="mysql-8.4", title="MySQL 8.4 LTS",
-        flush_methods=FLUSH_METHODS, redo_direct=False, redo_writer_threads=True,
-        default_use_fdatasync=True, has_use_fdatasync_variable=True,
-        dblwr_segment_pages=128, dblwr_block_pages=128, dblwr_parallel_segments=2,
-        dblwr_sync_methods=("fsync", "O_DSYNC"),
-        data_writes_include_redo=True, has_os_log_fsyncs=True,
-        has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True),
+    "mysql-8.0": _MYSQL_80,
+    # 8.0's I/O with 8.4's defaults: fdatasync, doublewrite segments of 128 pages
+    "mysql-8.4": replace(_MYSQL_80, name="mysql-8.4", title="MySQL 8.4 LTS",
+                         default_use_fdatasync=True, dblwr_segment_pages=128,
+                         dblwr_block_pages=128),
     "mysql-5.7": Flavor(
         name="mysql-5.7", title="MySQL 5.7.25+",
         flush_methods=FLUSH_METHODS, redo_direct=False, redo_writer_threads=False,
@@ -117,24 +124,10 @@ FLAVORS: dict[str, Flavor] = {
         dblwr_sync_methods=("fsync", "O_DSYNC", "O_DIRECT"),
         data_writes_include_redo=True, has_os_log_fsyncs=True,
         has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True),
-    "mariadb-10.11": Flavor(
-        name="mariadb-10.11", title="MariaDB 10.6-10.11",
-        flush_methods=FLUSH_METHODS, redo_direct=True, redo_writer_threads=False,
-        default_use_fdatasync=True, has_use_fdatasync_variable=False,
-        dblwr_segment_pages=128, dblwr_block_pages=128, dblwr_parallel_segments=1,
-        dblwr_sync_methods=("fsync", "O_DIRECT"),
-        data_writes_include_redo=False, has_os_log_fsyncs=False,
-        has_binlog_group_commit_counters=True, redo_sync_in_binlog_flush_stage=False,
-        o_dsync_data_write_through=True, mariadb_page_cleaner=True, extension_syncs=2),
-    "mariadb-11": Flavor(
-        name="mariadb-11", title="MariaDB 11.x (O_DIRECT_NO_FSYNC = innodb_doublewrite=fast)",
-        flush_methods=FLUSH_METHODS, redo_direct=True, redo_writer_threads=False,
-        default_use_fdatasync=True, has_use_fdatasync_variable=False,
-        dblwr_segment_pages=128, dblwr_block_pages=128, dblwr_parallel_segments=1,
-        dblwr_sync_methods=("fsync", "O_DIRECT"),
-        data_writes_include_redo=False, has_os_log_fsyncs=False,
-        has_binlog_group_commit_counters=True, redo_sync_in_binlog_flush_stage=False,
-        o_dsync_data_write_through=True, mariadb_page_cleaner=True, extension_syncs=2),
+    "mariadb-10.11": _MARIADB_10_11,
+    # 11.x writes and syncs as 10.6-10.11 do
+    "mariadb-11": replace(_MARIADB_10_11, name="mariadb-11",
+                          title="MariaDB 11.x (O_DIRECT_NO_FSYNC = innodb_doublewrite=fast)"),
 }
 ALIASES = {"mysql": "mysql-8.0", "mysql-8": "mysql-8.0", "mysql-9": "mysql-8.4",
            "mariadb": "mariadb-10.11", "mariadb-10.6": "mariadb-10.11",

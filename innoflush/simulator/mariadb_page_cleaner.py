@@ -24,43 +24,63 @@ What sets it apart from MySQL's, read from the 10.11 source and checked against 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from .page_cleaner import LSN_SCAN_FACTOR, dirty_share, flush_batch
+from simpy.events import Event
+
+from .events import SimGen, wake
+from .page_cleaner import LSN_SCAN_FACTOR, fil_flush_file_spaces, flush_batch
 from .redo import log_checkpoint
+
+if TYPE_CHECKING:
+    from .server import Server
 
 FLUSHING_AVG_LOOPS = 30   # innodb_flushing_avg_loops
 
 
-def buf_flush_ahead(srv, lsn: int) -> None:
+class FlushAhead:
+    """The flush targets MariaDB's mini-transactions ask for (buf_flush_async_lsn,
+    buf_flush_sync_lsn; 0: none) and its page cleaner's idle state."""
+
+    __slots__ = ("async_target", "sync_target", "cleaner_idle", "cleaner_wakeup")
+
+    def __init__(self) -> None:
+        self.async_target = 0
+        self.sync_target = 0
+        self.cleaner_idle = True
+        self.cleaner_wakeup: Event | None = None
+
+
+def buf_flush_ahead(srv: Server, lsn: int) -> None:
     """log_close + buf_flush_ahead at a commit whose checkpoint age is past the async
     point: raise the soft (or, past max_checkpoint_age, the furious) flush target."""
-    target = lsn - srv.async_flush_age
-    if lsn - srv.checkpoint_lsn >= srv.sync_flush_age:
-        if srv.sync_flush_target < target:
-            srv.sync_flush_target = target
-            wake_page_cleaner(srv)
-    elif srv.async_flush_target < target:
-        srv.async_flush_target = target
-        if srv.cleaner_idle:
+    log, ahead = srv.redo, srv.flush_ahead
+    target = lsn - log.async_flush_age
+    if lsn - log.checkpoint_lsn >= log.sync_flush_age:
+        if ahead.sync_target < target:
+            ahead.sync_target = target
+            wake_page_cleaner(ahead)
+    elif ahead.async_target < target:
+        ahead.async_target = target
+        if ahead.cleaner_idle:
             # wakes a cleaner from its indefinite wait, never from its 1-second sleep
-            wake_page_cleaner(srv)
+            wake_page_cleaner(ahead)
 
 
-def wake_page_cleaner(srv) -> None:
-    srv.cleaner_idle = False
-    ev = srv.cleaner_wakeup
-    if ev is not None and not ev.triggered:
-        ev.succeed()
+def wake_page_cleaner(ahead: FlushAhead) -> None:
+    ahead.cleaner_idle = False
+    wake(ahead.cleaner_wakeup)
 
 
-def af_needed_for_redo(srv, oldest: int) -> bool:
-    return srv.lsn - oldest > srv.log_capacity * srv.config.innodb_adaptive_flushing_lwm / 100.0
+def af_needed_for_redo(srv: Server, oldest: int) -> bool:
+    log = srv.redo
+    return log.lsn - oldest > log.capacity * srv.config.innodb_adaptive_flushing_lwm / 100.0
 
 
 class AdaptiveFlushing:
     """page_cleaner_flush_pages_recommendation with its function statics."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.prev_lsn = 0
         self.prev_time = 0
         self.sum_pages = 0
@@ -68,18 +88,18 @@ class AdaptiveFlushing:
         self.n_iterations = 0
         self.lsn_avg_rate = 0
 
-    def pct_for_lsn(self, srv, age: int) -> int:
+    def pct_for_lsn(self, srv: Server, age: int) -> int:
         cfg = srv.config
-        if age < srv.log_capacity * cfg.innodb_adaptive_flushing_lwm / 100.0:
+        if age < srv.redo.capacity * cfg.innodb_adaptive_flushing_lwm / 100.0:
             return 0
-        factor = age * 100 // srv.async_flush_age
+        factor = age * 100 // srv.redo.async_flush_age
         return int(cfg.innodb_io_capacity_max // cfg.innodb_io_capacity * factor
                    * math.sqrt(factor) / 7.5)
 
-    def recommendation(self, srv, last_pages: int, oldest: int, pct_lwm: float,
+    def recommendation(self, srv: Server, last_pages: int, oldest: int, pct_lwm: float,
                        dirty: int, dirty_pct: float) -> int:
         cfg = srv.config
-        cur_lsn = srv.lsn
+        cur_lsn = srv.redo.lsn
         pct_for_lsn = 0 if cur_lsn < oldest else self.pct_for_lsn(srv, cur_lsn - oldest)
         now = int(srv.env.now)   # time(): whole seconds
         max_pct = cfg.innodb_max_dirty_pages_pct
@@ -104,7 +124,7 @@ class AdaptiveFlushing:
             total_ratio = 1.0
         else:
             total_ratio = max(pct_for_lsn / 100.0, dirty_pct / max_pct)
-        pages_for_lsn = srv.flush_list.pages_older_than(
+        pages_for_lsn = srv.buf_pool.flush_list.pages_older_than(
             oldest + self.lsn_avg_rate * LSN_SCAN_FACTOR, cfg.innodb_io_capacity_max)
         pages_for_lsn = max(1, pages_for_lsn // LSN_SCAN_FACTOR)
         n = (int(cfg.innodb_io_capacity * total_ratio) + self.avg_page_rate
@@ -112,38 +132,41 @@ class AdaptiveFlushing:
         return min(n, cfg.innodb_io_capacity_max)
 
 
-def flush_to(srv, target: int, limit: int):
+def flush_to(srv: Server, target: int, limit: int) -> SimGen[int]:
     """buf_flush_list(limit, target): up to limit of the pages older than target."""
-    n = srv.flush_list.pages_older_than(target - 1, limit)
+    n = srv.buf_pool.flush_list.pages_older_than(target - 1, limit)
     if n <= 0:
         return 0
     return (yield from flush_batch(srv, n))
 
 
-def buf_flush_sync_for_checkpoint(srv):
+def buf_flush_sync_for_checkpoint(srv: Server) -> SimGen[tuple[int, bool]]:
     """Furious flushing: every page older than the target, io_capacity_max at a time,
     then the data files synced and a checkpoint; no sleep until the target is met."""
-    target = srv.sync_flush_target
+    ahead = srv.flush_ahead
+    target = ahead.sync_target
     flushed = yield from flush_to(srv, target, srv.config.innodb_io_capacity_max)
     srv.count("sync_flush_batches")
-    yield from srv.flush_unflushed_spaces()
+    yield from fil_flush_file_spaces(srv)
     yield from log_checkpoint(srv)
-    oldest = srv.oldest_modification()
+    oldest = srv.buf_pool.oldest_modification()
     reached = oldest is None or oldest >= target
     if reached:
-        srv.sync_flush_target = 0
-        if oldest is None or oldest >= srv.async_flush_target:
-            srv.async_flush_target = 0
+        ahead.sync_target = 0
+        if oldest is None or oldest >= ahead.async_target:
+            ahead.async_target = 0
     return flushed, reached
 
 
-def mariadb_page_cleaner(srv):
-    env, cfg = srv.env, srv.config
+def mariadb_page_cleaner(srv: Server) -> SimGen[None]:
+    """buf_flush_page_cleaner: furious flushing to the sync target, else a pass a
+    second while there is work (the soft target, then adaptive flushing), else idle."""
+    env, cfg, buf_pool, ahead = srv.env, srv.config, srv.buf_pool, srv.flush_ahead
     af = AdaptiveFlushing()
     last_pages = 0
     deadline = env.now + 1.0
     while True:
-        if srv.sync_flush_target:
+        if ahead.sync_target:
             flushed, reached = yield from buf_flush_sync_for_checkpoint(srv)
             last_pages = 0
             deadline = env.now + 1.0
@@ -152,51 +175,51 @@ def mariadb_page_cleaner(srv):
                 # 10 ms sleep, rather than spinning at one instant
                 yield env.timeout(0.01)
             continue
-        srv.cleaner_wakeup = env.event()
-        if srv.cleaner_idle and (srv.flush_list.pages == 0
-                                 or cfg.innodb_max_dirty_pages_pct_lwm == 0):
+        ahead.cleaner_wakeup = wakeup = env.event()
+        if ahead.cleaner_idle and (buf_pool.flush_list.pages == 0
+                                   or cfg.innodb_max_dirty_pages_pct_lwm == 0):
             # an indefinite wait; page_cleaner_wakeup() at innodb_max_dirty_pages_pct is
             # a mini-transaction's check, looked at here once a second
-            while srv.cleaner_idle:
-                yield env.any_of([srv.cleaner_wakeup, env.timeout(1.0)])
-                if srv.cleaner_wakeup.triggered:
+            while ahead.cleaner_idle:
+                yield env.any_of([wakeup, env.timeout(1.0)])
+                if wakeup.triggered:
                     break
-                if dirty_share(srv) >= cfg.innodb_max_dirty_pages_pct:
-                    srv.cleaner_idle = False
+                if buf_pool.dirty_share() >= cfg.innodb_max_dirty_pages_pct:
+                    ahead.cleaner_idle = False
         elif deadline > env.now:
-            yield env.any_of([srv.cleaner_wakeup, env.timeout(deadline - env.now)])
+            yield env.any_of([wakeup, env.timeout(deadline - env.now)])
         deadline = env.now + 1.0
-        if srv.sync_flush_target:
+        if ahead.sync_target:
             continue
-        oldest = srv.oldest_modification()
+        oldest = buf_pool.oldest_modification()
         if oldest is None:
-            srv.cleaner_idle = True
+            ahead.cleaner_idle = True
             yield from log_checkpoint(srv)
             continue
-        soft = srv.async_flush_target
+        soft = ahead.async_target
         if soft and oldest >= soft:
-            soft = srv.async_flush_target = 0
-        dirty_pct = dirty_share(srv)
+            soft = ahead.async_target = 0
+        dirty_pct = buf_pool.dirty_share()
         pct_lwm = cfg.innodb_max_dirty_pages_pct_lwm
         if pct_lwm and dirty_pct < pct_lwm:
             pct_lwm = 0.0
         unemployed = (dirty_pct < cfg.innodb_max_dirty_pages_pct
                       if not cfg.innodb_max_dirty_pages_pct_lwm else pct_lwm == 0.0)
         if unemployed and not soft and not af_needed_for_redo(srv, oldest):
-            srv.cleaner_idle = True
+            ahead.cleaner_idle = True
             yield from log_checkpoint(srv)
             continue
-        srv.cleaner_idle = False
+        ahead.cleaner_idle = False
         if soft:
             yield from flush_to(srv, soft, cfg.innodb_io_capacity_max)
             srv.count("async_flush_batches")
         else:
-            n = af.recommendation(srv, last_pages, oldest, pct_lwm, srv.flush_list.pages,
+            n = af.recommendation(srv, last_pages, oldest, pct_lwm, buf_pool.flush_list.pages,
                                   dirty_pct)
             last_pages = (yield from flush_batch(srv, n)) if n > 0 else 0
             srv.count("adaptive_flush_batches")
-        oldest = srv.oldest_modification()
-        if oldest is None or oldest >= srv.async_flush_target:
-            srv.async_flush_target = 0
+        oldest = buf_pool.oldest_modification()
+        if oldest is None or oldest >= ahead.async_target:
+            ahead.async_target = 0
         # set_almost_idle: the doublewrite batch is closed (flush_batch did), checkpoint
         yield from log_checkpoint(srv)

@@ -10,6 +10,19 @@ and syncs for everybody queued behind it (log_write_up_to).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import simpy
+from simpy.events import Event
+
+from .config import ServerConfig
+from .events import SimGen, wake
+from .flavors import PAGE_BYTES, Flavor
+from .semaphore import Semaphore
+
+if TYPE_CHECKING:
+    from .server import Server
+
 REDO_BLOCK = 512
 LOG_WRITE_MAX_SIZE = 4096  # INNODB_LOG_WRITE_MAX_SIZE_DEFAULT (log0constants.h)
 # How long after a redo write the log_flusher starts its sync: it spins or sleeps on an
@@ -19,96 +32,182 @@ FLUSHER_NOTICE_S = 5e-6
 CHECKPOINT_WRITE_BYTES = 4096
 
 
+class RedoLog:
+    """The redo log: its LSNs (bytes), the events its waiters sleep on, its threads'
+    wake-ups, the group commit leader's state and its capacity points."""
+
+    __slots__ = ("env", "write_through", "direct", "lsn", "write_lsn", "flushed_lsn",
+                 "checkpoint_lsn", "unsynced_bytes", "leader_busy", "flush_requested",
+                 "stalled_users", "written_event", "flushed_event", "checkpoint_event",
+                 "writer_wakeup", "flusher_wakeup", "checkpoint_request", "capacity",
+                 "async_flush_age", "sync_flush_age", "stop_age")
+
+    def __init__(self, env: simpy.Environment, flavor: Flavor, config: ServerConfig):
+        self.env = env
+        self.write_through = flavor.redo_write_through(config.innodb_flush_method)
+        self.direct = flavor.redo_is_direct(config.innodb_flush_log_at_trx_commit,
+                                            config.innodb_log_file_buffering)
+        self.lsn = self.write_lsn = self.flushed_lsn = self.checkpoint_lsn = 0
+        self.unsynced_bytes = 0
+        self.leader_busy = False
+        self.flush_requested = 0   # an LSN a page write waits to see durable
+        self.stalled_users = 0     # users waiting in log_free_check
+        self.written_event = env.event()
+        self.flushed_event = env.event()
+        self.checkpoint_event = env.event()
+        self.writer_wakeup: Event | None = None
+        self.flusher_wakeup: Event | None = None
+        self.checkpoint_request: Event | None = None
+        if flavor.mariadb_page_cleaner:
+            # log_t::set_capacity (log0log.cc): capacity 90% of the file (less its header),
+            # less 48 pages and 10%; async flush at 7/8 of that, sync flush at all of it
+            capacity = config.innodb_redo_log_capacity - 12288
+            capacity -= capacity // 10
+            margin = capacity - 48 * PAGE_BYTES
+            margin -= margin // 10
+            self.capacity = capacity
+            self.async_flush_age = margin - margin // 8
+            self.sync_flush_age = margin
+            self.stop_age = margin
+        else:
+            # redo capacity points, as log0files_capacity.cc derives them from the capacity
+            hard = config.innodb_redo_log_capacity * 30 // 32
+            soft = int(hard * 0.95)
+            self.capacity = hard
+            self.async_flush_age = soft * 7 // 8
+            self.sync_flush_age = soft * 15 // 16
+            self.stop_age = soft
+
+    def start_at(self, age: int) -> None:
+        """A log with `age` bytes of redo since its checkpoint, all of it durable."""
+        self.lsn = self.write_lsn = self.flushed_lsn = age
+        self.checkpoint_lsn = 0
+
+    def append(self, nbytes: int) -> int:
+        """mtr_t::commit: a transaction's redo enters the log buffer (log_buffer_reserve,
+        MariaDB's log_t::append_prepare); returns the LSN it ends at."""
+        self.lsn += nbytes
+        return self.lsn
+
+    def checkpoint_age(self) -> int:
+        return self.lsn - self.checkpoint_lsn
+
+    def mark_written(self) -> None:
+        ev = self.written_event
+        if ev.callbacks:  # nobody waiting: keep the event, schedule nothing
+            self.written_event = self.env.event()
+            ev.succeed()
+
+    def mark_flushed(self, upto: int) -> None:
+        if upto > self.flushed_lsn:
+            self.flushed_lsn = upto
+        ev = self.flushed_event
+        if ev.callbacks:
+            self.flushed_event = self.env.event()
+            ev.succeed()
+
+    def mark_checkpoint(self, lsn: int) -> None:
+        self.checkpoint_lsn = max(self.checkpoint_lsn, lsn)
+        ev = self.checkpoint_event
+        if ev.callbacks:
+            self.checkpoint_event = self.env.event()
+            ev.succeed()
+
+
+
 def _round_block(n: int) -> int:
     return max(REDO_BLOCK, -(-n // REDO_BLOCK) * REDO_BLOCK)
 
 
-def redo_write(srv, upto: int):
+def redo_write(srv: Server, upto: int) -> SimGen[None]:
     """Write the log buffer up to `upto` (one write call), or write-and-sync under O_DSYNC."""
-    size = _round_block(upto - srv.write_lsn)
+    log = srv.redo
+    size = _round_block(upto - log.write_lsn)
     c = srv.counters
     c["Innodb_log_writes"] += 1
     c["Innodb_os_log_written"] += size
     if srv.flavor.data_writes_include_redo:
         c["Innodb_data_writes"] += 1
         c["Innodb_data_written"] += size
-    if srv.redo_write_through:
-        yield from srv.device.dsync_write(size, srv.redo_direct)
+    if log.write_through:
+        yield from srv.device.dsync_write(size, log.direct)
         yield from srv.woken()
-        srv.write_lsn = max(srv.write_lsn, upto)
-        srv.unsynced_redo_bytes = 0
-        srv.mark_flushed(upto)
+        log.write_lsn = max(log.write_lsn, upto)
+        log.unsynced_bytes = 0
+        log.mark_flushed(upto)
         srv.count("redo_syncs")
     else:
-        yield from srv.device.write(size, srv.redo_direct)
-        srv.write_lsn = max(srv.write_lsn, upto)
-        srv.unsynced_redo_bytes += size
-    srv.mark_written()
+        yield from srv.device.write(size, log.direct)
+        log.write_lsn = max(log.write_lsn, upto)
+        log.unsynced_bytes += size
+    log.mark_written()
 
 
-def redo_sync(srv, upto: int, pre_cpu: bool = True):
+def redo_sync(srv: Server, upto: int, pre_cpu: bool = True) -> SimGen[None]:
     """fsync/fdatasync the redo log; makes everything written up to `upto` durable.
     pre_cpu=False: the caller charged the first half of the call's CPU already."""
-    if srv.redo_write_through:
+    log = srv.redo
+    if log.write_through:
         return
-    size = max(REDO_BLOCK, srv.unsynced_redo_bytes)
-    srv.unsynced_redo_bytes = 0
-    yield from srv.commit_sync(srv.sync_op, size, srv.redo_direct, pre_cpu)
+    size = max(REDO_BLOCK, log.unsynced_bytes)
+    log.unsynced_bytes = 0
+    yield from srv.commit_sync(srv.sync_op, size, log.direct, pre_cpu)
     c = srv.counters
     c["Innodb_data_fsyncs"] += 1
     c["Innodb_os_log_fsyncs"] += 1
     c["redo_syncs"] += 1
-    srv.mark_flushed(upto)
+    log.mark_flushed(upto)
 
 
-def log_writer(srv):
+def log_writer(srv: Server) -> SimGen[None]:
     """MySQL 8.0's log_writer thread: writes as soon as there is something to write.
 
     Following the links of the recent-written buffer it stops once it has at least
     innodb_log_write_max_size (4 KB) to write (log0write.cc), so a write covers whole
     mini-transactions of about 4 KB: heavy redo means many writes, each counted.
     """
+    log = srv.redo
     chunk = max(LOG_WRITE_MAX_SIZE, srv.workload.redo_bytes_per_trx)
     while True:
-        if srv.lsn <= srv.write_lsn:
-            srv.writer_wakeup = srv.env.event()
-            yield srv.writer_wakeup
+        if log.lsn <= log.write_lsn:
+            log.writer_wakeup = wakeup = srv.env.event()
+            yield wakeup
             continue
-        yield from redo_write(srv, min(srv.lsn, srv.write_lsn + chunk))
-        if srv.trx_commit == 1 and srv.flusher_wakeup is not None \
-                and not srv.flusher_wakeup.triggered:
-            srv.flusher_wakeup.succeed()
+        yield from redo_write(srv, min(log.lsn, log.write_lsn + chunk))
+        if srv.trx_commit == 1:
+            wake(log.flusher_wakeup)
 
 
-def log_flusher(srv):
+def log_flusher(srv: Server) -> SimGen[None]:
     """MySQL 8.0's log_flusher: on every write for trx_commit=1, else once per timeout —
     or at once for a page write that needs its redo durable (the write-ahead rule)."""
-    env = srv.env
+    env, log = srv.env, srv.redo
     tick = env.now + srv.config.innodb_flush_log_at_timeout
     while True:
         if srv.trx_commit == 1:
-            if srv.flushed_lsn >= srv.write_lsn:
-                srv.flusher_wakeup = env.event()
-                yield srv.flusher_wakeup
-                if srv.lsn > srv.write_lsn:  # the writer has more: it may finish meanwhile
+            if log.flushed_lsn >= log.write_lsn:
+                log.flusher_wakeup = wakeup = env.event()
+                yield wakeup
+                if log.lsn > log.write_lsn:  # the writer has more: it may finish meanwhile
                     yield env.timeout(FLUSHER_NOTICE_S)
                 continue
         else:
-            if not srv.redo_flush_requested:
-                srv.flusher_wakeup = env.event()
-                yield env.any_of([env.timeout(max(0.0, tick - env.now)), srv.flusher_wakeup])
+            if not log.flush_requested:
+                log.flusher_wakeup = wakeup = env.event()
+                yield env.any_of([env.timeout(max(0.0, tick - env.now)), wakeup])
             if env.now >= tick:
                 tick = env.now + srv.config.innodb_flush_log_at_timeout
-            if srv.redo_flush_requested:
-                upto, srv.redo_flush_requested = srv.redo_flush_requested, 0
-                while srv.write_lsn < upto:  # the writer is at it: sync what it wrote
-                    yield srv.written_event
-            if srv.flushed_lsn >= srv.write_lsn:
+            if log.flush_requested:
+                upto, log.flush_requested = log.flush_requested, 0
+                while log.write_lsn < upto:  # the writer is at it: sync what it wrote
+                    yield log.written_event
+            if log.flushed_lsn >= log.write_lsn:
                 continue
-        yield from redo_sync(srv, srv.write_lsn)
+        yield from redo_sync(srv, log.write_lsn)
 
 
-def log_write_up_to(srv, upto: int, flush: bool, on_cpu=None):
+def log_write_up_to(srv: Server, upto: int, flush: bool,
+                    on_cpu: Semaphore | None = None) -> SimGen[None]:
     """Wait until the redo is written (and synced, if flush) up to `upto`.
 
     With writer threads this only waits for them. Without, the caller becomes the group
@@ -117,34 +216,34 @@ def log_write_up_to(srv, upto: int, flush: bool, on_cpu=None):
     on), or None; a leader makes its write and sync calls from it, anyone who blocks
     gives it up.
     """
+    log = srv.redo
     if srv.flavor.redo_writer_threads:
         if on_cpu:
             srv.cpu_release(on_cpu)
         # The log_writer/log_flusher threads do the work; a commit only wakes and waits.
         # (A flush request only comes with trx_commit=1, when the flusher runs on demand.)
-        if srv.writer_wakeup is not None and not srv.writer_wakeup.triggered:
-            srv.writer_wakeup.succeed()
-        while (srv.flushed_lsn if flush else srv.write_lsn) < upto:
-            yield srv.flushed_event if flush else srv.written_event
+        wake(log.writer_wakeup)
+        while (log.flushed_lsn if flush else log.write_lsn) < upto:
+            yield log.flushed_event if flush else log.written_event
             yield from srv.woken()
         return
-    while (srv.flushed_lsn if flush else srv.write_lsn) < upto:
-        if srv.redo_leader_busy:
+    while (log.flushed_lsn if flush else log.write_lsn) < upto:
+        if log.leader_busy:
             if on_cpu:
                 srv.cpu_release(on_cpu)
                 on_cpu = None
             # asleep until the leader releases the group; whoever is still not covered
             # then becomes the next leader, a wake-up later (group_commit_lock)
-            yield srv.flushed_event if flush else srv.written_event
+            yield log.flushed_event if flush else log.written_event
             yield from srv.woken()
             continue
-        srv.redo_leader_busy = True
+        log.leader_busy = True
         # The leader takes everything buffered so far. (MariaDB's writes up to the LSN
         # of the moment it writes, after its call's CPU; but the model's transactions
         # have no jitter, and two connections that could join in that window would
         # stay in lockstep, sharing every sync, where a real server's alternate.)
-        target = srv.lsn
-        pre = srv.sync_cpu_half_s if flush and not srv.redo_write_through else 0.0
+        target = log.lsn
+        pre = srv.sync_cpu_half_s if flush and not log.write_through else 0.0
         if on_cpu:
             if pre:
                 yield from srv.still_on_cpu(pre)
@@ -152,101 +251,118 @@ def log_write_up_to(srv, upto: int, flush: bool, on_cpu=None):
             on_cpu = None
         elif pre:  # a woken follower that became the leader
             yield from srv.on_cpu(pre, pool=srv.server_cpu)
-        if srv.write_lsn < target:
+        if log.write_lsn < target:
             yield from redo_write(srv, target)
-        if flush and srv.flushed_lsn < target:
+        if flush and log.flushed_lsn < target:
             yield from redo_sync(srv, target, pre_cpu=False)
-        srv.redo_leader_busy = False
+        log.leader_busy = False
         # wake anyone who queued for the other event kind: a write-only leader leaves
         # the group to whoever needs a sync (a page write, a checkpoint)
-        srv.mark_written()
+        log.mark_written()
         if not flush:
-            srv.mark_flushed(srv.flushed_lsn)
+            log.mark_flushed(log.flushed_lsn)
     if on_cpu:
         srv.cpu_release(on_cpu)
 
 
-def log_flush_for_page_write(srv):
+def log_flush_for_page_write(srv: Server) -> SimGen[None]:
     """The write-ahead rule (buf_page_t::flush, buf_flush_write_block_low): a page is
     written only once the redo up to its newest modification is durable. A flush batch
     holds pages modified a moment ago (index roots, the tablespace header, hot leaves),
     so unless commits keep the redo synced the batch waits for a sync of all of it."""
-    upto = srv.lsn
-    if srv.flushed_lsn >= upto:
+    log = srv.redo
+    upto = log.lsn
+    if log.flushed_lsn >= upto:
         return
     srv.count("page_write_log_flushes")
     if not srv.flavor.redo_writer_threads:
         yield from log_write_up_to(srv, upto, flush=True)
         return
-    srv.redo_flush_requested = max(srv.redo_flush_requested, upto)
-    if srv.writer_wakeup is not None and not srv.writer_wakeup.triggered:
-        srv.writer_wakeup.succeed()
-    if srv.flusher_wakeup is not None and not srv.flusher_wakeup.triggered:
-        srv.flusher_wakeup.succeed()
-    while srv.flushed_lsn < upto:
-        yield srv.flushed_event
+    log.flush_requested = max(log.flush_requested, upto)
+    wake(log.writer_wakeup)
+    wake(log.flusher_wakeup)
+    while log.flushed_lsn < upto:
+        yield log.flushed_event
 
 
-def srv_master_log_flush(srv):
+def srv_master_log_flush(srv: Server) -> SimGen[None]:
     """Once per innodb_flush_log_at_timeout: write and sync the redo (trx_commit 0 and 2)."""
+    log = srv.redo
     while True:
         yield srv.env.timeout(srv.config.innodb_flush_log_at_timeout)
-        if srv.flushed_lsn >= srv.lsn or srv.redo_leader_busy:
+        if log.flushed_lsn >= log.lsn or log.leader_busy:
             continue
-        srv.redo_leader_busy = True
-        target = srv.lsn
-        if srv.write_lsn < target:
+        log.leader_busy = True
+        target = log.lsn
+        if log.write_lsn < target:
             yield from redo_write(srv, target)
-        if srv.flushed_lsn < target:
+        if log.flushed_lsn < target:
             yield from redo_sync(srv, target)
-        srv.redo_leader_busy = False
-        srv.mark_written()
+        log.leader_busy = False
+        log.mark_written()
 
 
-def log_checkpointer(srv):
+def log_free_check(srv: Server) -> SimGen[None]:
+    """Users wait while the checkpoint age is past the point where redo would run out."""
+    log = srv.redo
+    if log.checkpoint_age() < log.stop_age:
+        return
+    start = srv.env.now
+    log.stalled_users += 1
+    wake(log.checkpoint_request)
+    while log.checkpoint_age() >= log.stop_age:
+        yield log.checkpoint_event
+    log.stalled_users -= 1
+    srv.measurement.stalled(srv.env.now - start)
+
+
+def log_checkpointer(srv: Server) -> SimGen[None]:
     """Advance the checkpoint once per interval, or at once when users wait for redo space.
     MariaDB's page cleaner checkpoints after each of its passes itself: there this thread
     only answers the users' requests."""
+    env, log = srv.env, srv.redo
     interval = srv.flavor.checkpoint_interval_s
     while True:
-        srv.checkpoint_request = srv.env.event()
+        log.checkpoint_request = request = env.event()
         if srv.flavor.mariadb_page_cleaner:
-            yield srv.checkpoint_request
+            yield request
         else:
-            yield srv.env.any_of([srv.env.timeout(interval), srv.checkpoint_request])
+            yield env.any_of([env.timeout(interval), request])
         yield from log_checkpoint(srv)
 
 
-def log_checkpoint(srv):
-    target = min(srv.oldest_dirty_lsn(), srv.flushed_lsn)
+def oldest_dirty_lsn(srv: Server) -> int:
+    """The checkpoint may not pass a page that is dirty or still being written."""
+    oldest = srv.buf_pool.oldest_modification()
+    return srv.redo.lsn if oldest is None else oldest
+
+
+def log_checkpoint(srv: Server) -> SimGen[None]:
+    log = srv.redo
+    target = min(oldest_dirty_lsn(srv), log.flushed_lsn)
     if srv.flavor.mariadb_page_cleaner:
-        oldest = srv.oldest_dirty_lsn()
-        if oldest <= srv.checkpoint_lsn:
+        oldest = oldest_dirty_lsn(srv)
+        if oldest <= log.checkpoint_lsn:
             return
         # log_checkpoint_low: the FILE_CHECKPOINT record is appended and the redo made
         # durable up to it — to the current end of the log, an extra sync whenever commits
         # do not sync themselves (trx_commit 0 and 2)
-        if srv.flushed_lsn < srv.lsn and not srv.redo_write_through:
-            yield from log_write_up_to(srv, srv.lsn, flush=True)
-        target = min(oldest, srv.flushed_lsn)
-    if target <= srv.checkpoint_lsn:
+        if log.flushed_lsn < log.lsn and not log.write_through:
+            yield from log_write_up_to(srv, log.lsn, flush=True)
+        target = min(oldest, log.flushed_lsn)
+    if target <= log.checkpoint_lsn:
         return
     srv.count("checkpoints")
     srv.count("Innodb_log_writes")
     if srv.flavor.data_writes_include_redo:
         srv.count("Innodb_data_writes")
         srv.count("Innodb_data_written", CHECKPOINT_WRITE_BYTES)
-    if srv.redo_write_through:
-        yield from srv.device.dsync_write(CHECKPOINT_WRITE_BYTES, srv.redo_direct)
+    if log.write_through:
+        yield from srv.device.dsync_write(CHECKPOINT_WRITE_BYTES, log.direct)
     else:
-        yield from srv.device.write(CHECKPOINT_WRITE_BYTES, srv.redo_direct)
-        yield from srv.device.sync(srv.sync_op, CHECKPOINT_WRITE_BYTES, srv.redo_direct)
+        yield from srv.device.write(CHECKPOINT_WRITE_BYTES, log.direct)
+        yield from srv.device.sync(srv.sync_op, CHECKPOINT_WRITE_BYTES, log.direct)
         srv.count("Innodb_data_fsyncs")
         srv.count("Innodb_os_log_fsyncs")
         srv.count("checkpoint_syncs")
-    srv.checkpoint_lsn = max(srv.checkpoint_lsn, target)
-    ev = srv.checkpoint_event
-    if ev.callbacks:
-        srv.checkpoint_event = srv.env.event()
-        ev.succeed()
-
+    log.mark_checkpoint(target)

@@ -9,6 +9,8 @@ import numpy as np
 
 from ..profiles import DeviceProfile
 from .config import ServerConfig, ServerStart, Workload
+from .flavors import Flavor
+from .measurement import Window
 from .server import Server
 
 # SHOW GLOBAL STATUS names each flavor reports; the rest of the counters are ours.
@@ -97,26 +99,14 @@ def simulate(config: ServerConfig, workload: Workload, profile: DeviceProfile,
     srv.start()
     if warmup_s > 0:
         srv.env.run(until=warmup_s)
-    before = dict(srv.counters)
-    fb, wb = srv.device.flush_busy_s, srv.device.write_busy_s
-    srv.measuring = True
-    start = srv.env.now
-    end = srv.env.timeout(duration_s)
-    if max_commits is not None:
-        srv.commits_done = srv.env.event()
-        srv.commit_target = srv.counters["commits"] + max_commits
-        srv.env.run(until=srv.env.any_of([end, srv.commits_done]))
-    else:
-        srv.env.run(until=end)
-    measured = srv.env.now - start
-    delta = {k: v - before.get(k, 0) for k, v in srv.counters.items()}
-    return _result(srv, delta, measured, seed, profile.name,
-                   srv.device.flush_busy_s - fb, srv.device.write_busy_s - wb)
+    window = srv.measure(duration_s, max_commits)
+    return _result(config, workload, srv.flavor, window, seed, profile.name)
 
 
-def _result(srv: Server, d: dict, duration: float, seed: int, profile_name: str,
-            flush_busy: float, write_busy: float) -> SimResult:
-    fl = srv.flavor
+def _result(config: ServerConfig, workload: Workload, fl: Flavor, w: Window, seed: int,
+            profile_name: str) -> SimResult:
+    d = w.counters
+    duration = w.duration_s
     commits = d.get("commits", 0)
     names = _MARIADB_STATUS if fl.has_binlog_group_commit_counters else _MYSQL_STATUS
     status = {n: int(d.get(n, 0)) for n in names
@@ -125,10 +115,10 @@ def _result(srv: Server, d: dict, duration: float, seed: int, profile_name: str,
     redo_syncs = d.get("redo_syncs", 0)
     groups = d.get("binlog_groups", 0)
     return SimResult(
-        config=srv.config, workload=srv.workload, profile=profile_name, seed=seed,
+        config=config, workload=workload, profile=profile_name, seed=seed,
         duration_s=duration, commits=commits, tps=commits / duration,
-        commit_latency_ms=_latency_ms(srv.commit_latencies),
-        trx_latency_ms=_latency_ms(srv.trx_latencies),
+        commit_latency_ms=_latency_ms(w.commit_latencies),
+        trx_latency_ms=_latency_ms(w.trx_latencies),
         status=status,
         syncs_per_s={k: round(d.get(k, 0) / duration, 3) for k in SYNC_KINDS},
         group_commit={
@@ -137,13 +127,13 @@ def _result(srv: Server, d: dict, duration: float, seed: int, profile_name: str,
         },
         data_fsyncs_per_data_write=(round(status["Innodb_data_fsyncs"] / writes, 6)
                                     if writes else None),
-        device_flush_util=flush_busy / duration,
-        device_write_util=write_busy / (duration * srv.device.queue_depth),
-        cpu_util=srv.cpu_busy_s / (duration * srv.config.cpu_cores),
-        checkpoint_stall_s=srv.stall_s,
-        max_checkpoint_age_pct=100.0 * srv.max_age / srv.config.innodb_redo_log_capacity,
+        device_flush_util=w.device_flush_busy_s / duration,
+        device_write_util=w.device_write_busy_s / (duration * w.device_queue_depth),
+        cpu_util=w.cpu_busy_s / (duration * config.cpu_cores),
+        checkpoint_stall_s=w.stall_s,
+        max_checkpoint_age_pct=100.0 * w.max_age / config.innodb_redo_log_capacity,
         internal={k: int(v) for k, v in sorted(d.items())},
-        notes=sorted(srv.device.notes),
+        notes=w.notes,
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import deque
 
 import simpy
+from simpy.events import Event
 
 
 class Semaphore:
@@ -20,9 +21,10 @@ class Semaphore:
         self.env = env
         self.capacity = capacity
         self.free = capacity
-        self.waiters: deque = deque()
+        self.waiters: deque[tuple[int, Event]] = deque()
 
-    def acquire(self, n: int = 1, first: bool = False):
+    def acquire(self, n: int = 1, first: bool = False) -> Event | None:
+        """Take n slots; None when they were free, else the event that grants them."""
         if self.free >= n and not self.waiters:
             self.free -= n
             return None
@@ -41,7 +43,7 @@ class Semaphore:
             self.free -= k
             ev.succeed()
 
-    def withdraw(self, ev) -> bool:
+    def withdraw(self, ev: Event) -> bool:
         """Give up a pending acquire; False if it was granted meanwhile (then the slot is
         the caller's)."""
         for i, (_k, waiting) in enumerate(self.waiters):

@@ -1,23 +1,29 @@
-"""One simulated server: its state, its background threads and its connections."""
+"""One simulated server: its state by concern, its background threads and its
+connections."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 
 import numpy as np
 import simpy
 
 from ..profiles import DeviceProfile
-from .binlog import BinlogGroup, binlog_enqueue, binlog_flush_stage, binlog_sync_stage
-from .carry import Carry
-from .config import ServerConfig, Workload
+from .binlog import Binlog, binlog_flush_stage, binlog_sync_stage
+from .buffer_pool import BufferPool
+from .config import ServerConfig, ServerStart, Workload
 from .device import Device
+from .events import SimGen, wake
 from .flavors import PAGE_BYTES
-from .mariadb_page_cleaner import buf_flush_ahead, mariadb_page_cleaner
-from .page_cleaner import FlushList, page_cleaner
+from .mariadb_page_cleaner import FlushAhead, buf_flush_ahead, mariadb_page_cleaner
+from .measurement import Measurement, Window
+from .page_cleaner import page_cleaner
 from .redo import (
+    RedoLog,
     log_checkpointer,
     log_flusher,
+    log_free_check,
     log_write_up_to,
     log_writer,
     srv_master_log_flush,
@@ -30,6 +36,11 @@ MIGRATION_COST_S = 500e-6
 
 
 class Server:
+    """The settings the threads read, the host's cores and device, and the state they
+    share: the redo log (redo.py), the buffer pool (buffer_pool.py), MariaDB's flush
+    requests (mariadb_page_cleaner.py), the binlog (binlog.py), the measurement
+    (measurement.py) and the counters."""
+
     def __init__(self, config: ServerConfig, workload: Workload, profile: DeviceProfile,
                  seed: int, queue_depth: int = 32):
         self.flavor = config.validate()
@@ -51,14 +62,12 @@ class Server:
             # completion cores, the clients and the background work get the others.
             self.server_cpu = Semaphore(env, io_cores)
             self.cpu = Semaphore(env, config.cpu_cores - io_cores)
-        self.counters: Counter = Counter()
+        self.counters: Counter[str] = Counter()
 
         method = config.innodb_flush_method
         fl = self.flavor
         self.trx_commit = config.innodb_flush_log_at_trx_commit
         self.sync_op = "fdatasync" if fl.use_fdatasync(config.innodb_use_fdatasync) else "fsync"
-        self.redo_write_through = fl.redo_write_through(method)
-        self.redo_direct = fl.redo_is_direct(self.trx_commit, config.innodb_log_file_buffering)
         self.data_direct = fl.data_direct(method)
         self.data_write_through = method == "O_DSYNC" and fl.o_dsync_data_write_through
         self.dblwr_segment_pages = config.innodb_doublewrite_pages or fl.dblwr_segment_pages
@@ -68,131 +77,25 @@ class Server:
         self.sleep_cpu_s = workload.sleep_cpu_us * 1e-6
         self.sleep_side_cpu_s = workload.sleep_side_cpu_us * 1e-6
 
-        # redo state (LSNs in bytes)
-        self.lsn = self.write_lsn = self.flushed_lsn = self.checkpoint_lsn = 0
-        self.unsynced_redo_bytes = 0
-        self.redo_leader_busy = False
-        self.redo_flush_requested = 0   # an LSN a page write waits to see durable
-        self.written_event = env.event()
-        self.flushed_event = env.event()
-        self.checkpoint_event = env.event()
-        self.writer_wakeup = None
-        self.flusher_wakeup = None
-        self.checkpoint_request = None
-        if fl.mariadb_page_cleaner:
-            # log_t::set_capacity (log0log.cc): capacity 90% of the file (less its header),
-            # less 48 pages and 10%; async flush at 7/8 of that, sync flush at all of it
-            capacity = config.innodb_redo_log_capacity - 12288
-            capacity -= capacity // 10
-            margin = capacity - 48 * PAGE_BYTES
-            margin -= margin // 10
-            self.log_capacity = capacity
-            self.async_flush_age = margin - margin // 8
-            self.sync_flush_age = margin
-            self.stop_age = margin
-        else:
-            # redo capacity points, as log0files_capacity.cc derives them from the capacity
-            hard = config.innodb_redo_log_capacity * 30 // 32
-            soft = int(hard * 0.95)
-            self.log_capacity = hard
-            self.async_flush_age = soft * 7 // 8
-            self.sync_flush_age = soft * 15 // 16
-            self.stop_age = soft
+        self.redo = RedoLog(env, fl, config)
+        self.buf_pool = BufferPool(config, workload, self.rng)
+        self.flush_ahead = FlushAhead()   # read by MariaDB's flavors only
+        self.binlog = Binlog(env)
+        self.measurement = Measurement()
 
-        # buffer pool and tablespaces
-        self.buffer_pool_pages = config.innodb_buffer_pool_size // PAGE_BYTES
-        self.flush_list = FlushList()
-        self.inflight_lsns: list[int] = []   # oldest LSN of each segment being written
-        self.avg_page_rate = 0.0
-        # MariaDB: the flush targets its mini-transactions ask for (buf_flush_async_lsn,
-        # buf_flush_sync_lsn) and its cleaner's idle state
-        self.flush_ahead = fl.mariadb_page_cleaner
-        self.async_flush_target = self.sync_flush_target = 0
-        self.cleaner_idle = True
-        self.cleaner_wakeup = None
-        self.unflushed: dict[int, int] = {}
-        self.dirty_carry = Carry()
-        self.hot_carry = Carry()
-        self.hot_pages_clean = 0   # hot pages written back, dirtied again at the next commit
-        self.dblwr_carry = Carry()
-        self.pages_dirtied = 0
-        self.growth_carry = 0.0
-        self.next_extend_space = 0
-        self.stalled_users = 0
-        self._file_draws: list[int] = []
-
-        # binlog
-        self.binlog_forming = BinlogGroup(env)
-        self.binlog_flush_wakeup = None
-        self.binlog_sync_wakeup = None
-        self.binlog_sync_queue: list = []
-        self.binlog_unsynced_bytes = 0
-        self.binlog_sync_counter = 0
-
-        # measurement
-        self.commits_done = None   # an event when a commit target is set (max_commits)
-        self.commit_target = 0
-        self.measuring = False
-        self.commit_latencies: list[float] = []
-        self.trx_latencies: list[float] = []
-        self.stall_s = 0.0
-        self.max_age = 0
-        self.cpu_busy_s = 0.0
-
-    def preload(self, start) -> None:
+    def preload(self, start: ServerStart) -> None:
         """Start from a server that has redo since its last checkpoint and dirty pages
         (a ServerStart), before start(): the pages spread evenly over that redo."""
         start.validate()
         age = int(start.checkpoint_age)
-        self.lsn = self.write_lsn = self.flushed_lsn = age
-        self.checkpoint_lsn = 0
-        pages = int(start.dirty_pages)
-        chunks = min(pages, 16)
-        for i in range(chunks):
-            share = pages // chunks + (1 if i < pages % chunks else 0)
-            self.flush_list.add(max(1, age * (i + 1) // chunks), share,
-                                self.hot_pages(share))
+        self.redo.start_at(age)
+        self.buf_pool.preload(age, int(start.dirty_pages))
 
     # ---- small helpers used by the thread functions -------------------------------
     def count(self, name: str, n: int = 1) -> None:
         self.counters[name] += n
 
-    def mark_written(self) -> None:
-        ev = self.written_event
-        if ev.callbacks:  # nobody waiting: keep the event, schedule nothing
-            self.written_event = self.env.event()
-            ev.succeed()
-
-    def mark_flushed(self, upto: int) -> None:
-        if upto > self.flushed_lsn:
-            self.flushed_lsn = upto
-        ev = self.flushed_event
-        if ev.callbacks:
-            self.flushed_event = self.env.event()
-            ev.succeed()
-
-    def oldest_modification(self) -> int | None:
-        """buf_pool.get_oldest_modification(0): the oldest page dirty or still being
-        written; None when there is none."""
-        oldest = self.flush_list.oldest_lsn()
-        if self.inflight_lsns:
-            inflight = min(self.inflight_lsns)
-            oldest = inflight if oldest is None else min(oldest, inflight)
-        return oldest
-
-    def oldest_dirty_lsn(self) -> int:
-        """The checkpoint may not pass a page that is dirty or still being written."""
-        oldest = self.oldest_modification()
-        return self.lsn if oldest is None else oldest
-
-    def hot_pages(self, k: int) -> int:
-        """How many of k pages dirtied for the first time the workload goes on changing."""
-        share = self.workload.hot_page_share
-        if not share:
-            return 0
-        return self.hot_carry.take(k * share, k)
-
-    def work_draws(self):
+    def work_draws(self) -> Iterator[float]:
         """Each transaction's work relative to the mean (work_cv > 0): gamma draws of
         mean 1 and that coefficient of variation, drawn in batches."""
         cv = self.workload.work_cv
@@ -200,23 +103,8 @@ class Server:
         while True:
             yield from self.rng.gamma(shape, 1.0 / shape, size=1024).tolist()
 
-    def checkpoint_age(self) -> int:
-        return self.lsn - self.checkpoint_lsn
-
-    def rng_files(self, k: int) -> set[int]:
-        """The tablespaces k page writes land on (uniform over the workload's files)."""
-        n = self.workload.tablespaces
-        if n == 1:
-            return {0}
-        draws = self._file_draws
-        if len(draws) < k:
-            draws.extend(self.rng.integers(0, n, size=max(4096, k)).tolist())
-        files = set(draws[-k:])
-        del draws[-k:]
-        return files
-
     def on_cpu(self, seconds: float, keep: bool = False, pool: Semaphore | None = None,
-               woken: bool = False):
+               woken: bool = False) -> SimGen[Semaphore]:
         """Run for `seconds` on one of the cores (FIFO when all are busy); with keep the
         thread goes on running afterwards: the core stays taken until cpu_release() of
         the pool returned. pool: the cores the thread may run on (default: the general
@@ -239,27 +127,26 @@ class Server:
         yield self.env.timeout(seconds)
         if not keep:
             pool.release()
-        if self.measuring:
-            self.cpu_busy_s += seconds
+        self.measurement.ran(seconds)
         return pool
 
-    def still_on_cpu(self, seconds: float):
+    def still_on_cpu(self, seconds: float) -> SimGen[None]:
         """More work for a thread that holds its core (no queueing)."""
         yield self.env.timeout(seconds)
-        if self.measuring:
-            self.cpu_busy_s += seconds
+        self.measurement.ran(seconds)
 
     @staticmethod
     def cpu_release(pool: Semaphore) -> None:
         """A thread holding a core of `pool` (on_cpu's keep) blocks: the core is free."""
         pool.release()
 
-    def woken(self):
+    def woken(self) -> SimGen[None]:
         """A thread that slept on an event runs again after the host's wake-up."""
         if self.wakeup_s:
             yield self.env.timeout(self.wakeup_s)
 
-    def commit_sync(self, op: str, size: int, direct: bool, pre_cpu: bool = True):
+    def commit_sync(self, op: str, size: int, direct: bool,
+                    pre_cpu: bool = True) -> SimGen[None]:
         """A sync in the commit path as the syncing thread lives it: the call's CPU (the
         first half unless the caller charged it, running on from its own work), the
         device, the wake-up when the device completes, then the second half — for which
@@ -275,42 +162,20 @@ class Server:
             # a woken thread queues behind the statements of the running ones
             yield from self.on_cpu(self.sync_cpu_half_s, pool=self.server_cpu)
 
-    def flush_unflushed_spaces(self):
-        """fil_flush_file_spaces: one sync per tablespace written since its last sync."""
-        while self.unflushed:
-            space, nbytes = self.unflushed.popitem()
-            yield from self.device.sync(self.sync_op, nbytes, self.data_direct)
-            self.count("Innodb_data_fsyncs")
-            self.count("data_file_syncs")
-
     # ---- the user threads ----------------------------------------------------------
-    def log_free_check(self):
-        """Users wait while the checkpoint age is past the point where redo would run out."""
-        if self.checkpoint_age() < self.stop_age:
-            return
-        start = self.env.now
-        self.stalled_users += 1
-        if self.checkpoint_request is not None and not self.checkpoint_request.triggered:
-            self.checkpoint_request.succeed()
-        while self.checkpoint_age() >= self.stop_age:
-            yield self.checkpoint_event
-        self.stalled_users -= 1
-        if self.measuring:
-            self.stall_s += self.env.now - start
-
-    def fsp_extend(self):
+    def fsp_extend(self) -> SimGen[None]:
         """A user thread that runs out of space in a tablespace extends it and syncs it:
         one fsync per extension in every flush method (the 8.0.14 / 5.7.25 fix), two in
         MariaDB's."""
-        self.next_extend_space = (self.next_extend_space + 1) % self.workload.tablespaces
         self.count("file_extensions")
         for _ in range(self.flavor.extension_syncs):
             yield from self.device.sync(self.sync_op, PAGE_BYTES, self.data_direct)
             self.count("Innodb_data_fsyncs")
             self.count("extension_syncs")
 
-    def connection(self):
+    def connection(self) -> SimGen[None]:
         env, wl = self.env, self.workload
+        log, buf_pool, binlog, meas = self.redo, self.buf_pool, self.binlog, self.measurement
         log_bin = self.config.log_bin
         trx_commit = self.trx_commit
         cpu_us, client_cpu_us = wl.cpu_us_per_trx, wl.client_cpu_us_per_trx
@@ -330,6 +195,8 @@ class Server:
         # the time outside both CPUs (the wire) is what the workload says it is
         client_s = (wl.client_us_per_trx - wl.client_cpu_us_per_trx) * 1e-6
         redo_at_prepare = log_bin and not self.flavor.redo_sync_in_binlog_flush_stage
+        flush_ahead = self.flavor.mariadb_page_cleaner
+        async_flush_age = log.async_flush_age
         # A committing thread runs on from its statement's CPU into the redo write and
         # sync calls it makes as the group commit leader; only the leader-based redo
         # path (no writer threads, no binlog) is modelled that way.
@@ -345,6 +212,7 @@ class Server:
         cpu_s /= n
         work = self.work_draws() if wl.work_cv else None
         m = 1.0
+        held: Semaphore | None = None
         while True:
             t0 = env.now
             # this transaction's share of the mean work (rows, index pages: transactions
@@ -357,34 +225,21 @@ class Server:
                     yield from self.on_cpu(client_cpu_s * m)
                 if client_s > 0:
                     yield env.timeout(client_s * m)
-                if i == n - 1 and self.checkpoint_age() >= self.stop_age:
-                    yield from self.log_free_check()
+                if i == n - 1 and log.checkpoint_age() >= log.stop_age:
+                    yield from log_free_check(self)
                 if cpu_s:
                     held = yield from self.on_cpu(cpu_s * m, keep=hold and i == n - 1,
                                                   pool=server_cpu)
             # the core the committing thread still holds (None: it holds none)
             on_cpu = held if hold else None
             # the transaction's mini-transactions: redo appended, pages dirtied
-            self.lsn += wl.redo_bytes_per_trx
-            lsn = self.lsn
-            if self.lsn - self.checkpoint_lsn > self.max_age:
-                self.max_age = self.lsn - self.checkpoint_lsn
-            if self.flush_ahead and lsn - self.checkpoint_lsn > self.async_flush_age:
+            lsn = log.append(wl.redo_bytes_per_trx)
+            age = lsn - log.checkpoint_lsn
+            meas.note_age(age)
+            if flush_ahead and age > async_flush_age:
                 buf_flush_ahead(self, lsn)
-            k = self.dirty_carry.take(wl.pages_dirtied_per_trx)
-            if k:
-                self.flush_list.add(lsn, k, self.hot_pages(k))
-                self.pages_dirtied += k
-            if self.hot_pages_clean:
-                # a hot page is changed again within a few hundred commits of its write:
-                # at once, next to the redo the cleaner works in (tens of MB)
-                k = self.hot_pages_clean
-                self.hot_pages_clean = 0
-                self.flush_list.add(lsn, k, k, k)
-                self.pages_dirtied += k
-            self.growth_carry += wl.growth_bytes_per_trx
-            if self.growth_carry >= wl.extend_bytes:
-                self.growth_carry -= wl.extend_bytes
+            buf_pool.note_modification(lsn)
+            if buf_pool.tablespace_full():
                 if on_cpu:
                     self.cpu_release(on_cpu)
                     on_cpu = None
@@ -396,12 +251,12 @@ class Server:
                     yield from log_write_up_to(self, lsn, flush=True, on_cpu=on_cpu)
                 elif trx_commit == 2:
                     yield from log_write_up_to(self, lsn, flush=False, on_cpu=on_cpu)
-                elif self.writer_wakeup is not None and not self.writer_wakeup.triggered:
-                    self.writer_wakeup.succeed()
+                else:
+                    wake(log.writer_wakeup)
             else:
                 if redo_at_prepare and trx_commit in (1, 2):
                     yield from log_write_up_to(self, lsn, flush=trx_commit == 1)
-                yield binlog_enqueue(self, lsn, wl.binlog_bytes_per_trx)
+                yield binlog.enqueue(lsn, wl.binlog_bytes_per_trx)
             if sleep_side_s:
                 env.process(self.on_cpu(sleep_side_s, pool=server_cpu))
             if sleep_s:
@@ -412,16 +267,11 @@ class Server:
                 # server's (redo syncs at 16 connections +40 %).
                 yield from self.on_cpu(sleep_s, pool=server_cpu, woken=True)
             counters["commits"] += 1
-            if self.commits_done is not None and counters["commits"] >= self.commit_target:
-                if not self.commits_done.triggered:
-                    self.commits_done.succeed()
-            if self.measuring:
-                t2 = env.now
-                self.commit_latencies.append(t2 - t1)
-                self.trx_latencies.append(t2 - t0)
+            meas.committed(t0, t1, env.now, counters["commits"])
 
     # ---- wiring --------------------------------------------------------------------
     def start(self) -> None:
+        """Start the flavor's background threads and the workload's connections."""
         env, fl = self.env, self.flavor
         if fl.redo_writer_threads:
             env.process(log_writer(self))
@@ -437,3 +287,27 @@ class Server:
                 env.process(binlog_sync_stage(self))
         for _ in range(self.workload.connections):
             env.process(self.connection())
+
+    def measure(self, duration_s: float, max_commits: int | None = None) -> Window:
+        """Run the measured window: duration_s simulated seconds, or until max_commits
+        more commits if that comes first. Returns what the window recorded."""
+        env, dev, meas = self.env, self.device, self.measurement
+        before = dict(self.counters)
+        fb, wb = dev.flush_busy_s, dev.write_busy_s
+        start = env.now
+        end = env.timeout(duration_s)
+        if max_commits is not None:
+            commits_done = env.event()
+            meas.begin(commits_done, self.counters["commits"] + max_commits)
+            env.run(until=env.any_of([end, commits_done]))
+        else:
+            meas.begin()
+            env.run(until=end)
+        return Window(
+            duration_s=env.now - start,
+            counters={k: v - before.get(k, 0) for k, v in self.counters.items()},
+            commit_latencies=meas.commit_latencies, trx_latencies=meas.trx_latencies,
+            cpu_busy_s=meas.cpu_busy_s, stall_s=meas.stall_s, max_age=meas.max_age,
+            device_flush_busy_s=dev.flush_busy_s - fb,
+            device_write_busy_s=dev.write_busy_s - wb,
+            device_queue_depth=dev.queue_depth, notes=sorted(dev.notes))

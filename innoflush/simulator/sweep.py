@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from ..errors import UsageError
 from ..profiles import DeviceProfile
 from .config import ServerConfig, Workload, with_
-from .results import replicate
+from .results import SimResult, replicate
 
 
 def combinations(base: ServerConfig, workload: Workload, flush_methods: list[str],
@@ -29,7 +30,11 @@ def combinations(base: ServerConfig, workload: Workload, flush_methods: list[str
     return out
 
 
-def _run_one(args):
+# one case of a sweep as a worker process gets it
+_Case = tuple[ServerConfig, Workload, DeviceProfile, int, int, float]
+
+
+def _run_one(args: _Case) -> tuple[list[SimResult], dict]:
     cfg, wl, profile, replications, seed, duration_s = args
     runs, summary = replicate(cfg, wl, profile, replications=replications, seed=seed,
                               duration_s=duration_s)
@@ -38,9 +43,11 @@ def _run_one(args):
 
 def run_sweep(cases: list[tuple[ServerConfig, Workload]], profile: DeviceProfile,
               replications: int = 1, seed: int = 1, duration_s: float = 10.0,
-              jobs: int | None = None, progress=None) -> list[tuple[list, dict]]:
+              jobs: int | None = None,
+              progress: Callable[[int, int], None] | None = None
+              ) -> list[tuple[list[SimResult], dict]]:
     """Results in the order of `cases`. Same seed per case: a sweep is reproducible."""
-    args = [(cfg, wl, profile, replications, seed, duration_s) for cfg, wl in cases]
+    args: list[_Case] = [(cfg, wl, profile, replications, seed, duration_s) for cfg, wl in cases]
     jobs = jobs or min(len(args), os.cpu_count() or 1)
     if jobs <= 1 or len(args) == 1:
         out = []

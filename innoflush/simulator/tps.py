@@ -107,7 +107,7 @@ def tps_table(profile: DeviceProfile, flavor: str = "mysql-8.0", target_tps: flo
                 wl = Workload(**{**workload.to_dict(), "connections": need})
                 simn = simulate(cfg, wl, profile, duration_s=dur, seed=seed)
                 row["simulated_tps_at_target_connections"] = round(simn.tps, 2)
-            if need:
+            if need and target_tps:
                 row["simulated_connections_for_target"] = _simulated_connections(
                     cfg, workload, profile, target_tps, need, dur, seed)
         rows.append(row)

@@ -1,0 +1,78 @@
+"""What a run records for its result: the measured window's latencies, stalls and CPU
+time as the model runs, and the window's figures once it has closed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simpy.events import Event
+
+from .events import wake
+
+
+class Measurement:
+    """Recorded while `measuring` (after the warm-up): each commit's and transaction's
+    latency, the time users stalled for redo space, the CPU time run. max_age, the
+    largest checkpoint age, covers the whole run. commits_done, when set, succeeds once
+    the commit counter reaches commit_target (a cost cap on the window)."""
+
+    __slots__ = ("measuring", "commit_latencies", "trx_latencies", "stall_s", "max_age",
+                 "cpu_busy_s", "commits_done", "commit_target")
+
+    def __init__(self) -> None:
+        self.measuring = False
+        self.commit_latencies: list[float] = []
+        self.trx_latencies: list[float] = []
+        self.stall_s = 0.0
+        self.max_age = 0
+        self.cpu_busy_s = 0.0
+        self.commits_done: Event | None = None
+        self.commit_target = 0
+
+    def begin(self, commits_done: Event | None = None, commit_target: int = 0) -> None:
+        """The measured window opens; commits_done (if given) is to succeed once the
+        commit counter reaches commit_target."""
+        self.measuring = True
+        self.commits_done = commits_done
+        self.commit_target = commit_target
+
+    def note_age(self, age: int) -> None:
+        if age > self.max_age:
+            self.max_age = age
+
+    def ran(self, seconds: float) -> None:
+        """A thread ran on a core for `seconds`."""
+        if self.measuring:
+            self.cpu_busy_s += seconds
+
+    def stalled(self, seconds: float) -> None:
+        """A user waited `seconds` for redo space (log_free_check)."""
+        if self.measuring:
+            self.stall_s += seconds
+
+    def committed(self, trx_start: float, commit_start: float, now: float,
+                  commits: int) -> None:
+        """A transaction that began at trx_start committed (its COMMIT began at
+        commit_start); `commits` are counted so far."""
+        if self.commits_done is not None and commits >= self.commit_target:
+            wake(self.commits_done)
+        if self.measuring:
+            self.commit_latencies.append(now - commit_start)
+            self.trx_latencies.append(now - trx_start)
+
+
+@dataclass(frozen=True)
+class Window:
+    """The measured window of a run, closed: what its result is made of."""
+
+    duration_s: float
+    counters: dict[str, int]        # the counters' deltas over the window
+    commit_latencies: list[float]
+    trx_latencies: list[float]
+    cpu_busy_s: float
+    stall_s: float
+    max_age: int
+    device_flush_busy_s: float
+    device_write_busy_s: float
+    device_queue_depth: int
+    notes: list[str]                # the device model's assumptions, sorted
