@@ -74,6 +74,7 @@ bench: install-test
 # examples from real runs: a MariaDB from this host's binaries, Docker when an engine
 # answers). `scripts/make_docs.py --check` checks the cheap blocks without running anything.
 docs: install
+	$(BIN)/python scripts/advisor_rules_doc.py
 	$(BIN)/python scripts/make_docs.py
 
 clean:

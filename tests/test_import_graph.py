@@ -1,7 +1,10 @@
 """The package's import graph (read from the source, nothing imported): no module imports
 another that imports it back, directly or around a loop — function-level imports
 included —, no module imports another's private name, and the lab imports at module
-level except where its module doc says why."""
+level except where its module doc says why.
+
+Imports under ``if TYPE_CHECKING:`` are left out: they never run, and the simulator's
+thread functions name the Server they are given in their annotations."""
 
 from __future__ import annotations
 
@@ -30,11 +33,15 @@ def _imports(name: str):
     """(target module, imported name or None, inside a function) for each import."""
     path, is_pkg = MODULES[name]
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    inside = set()
+    inside, typing_only = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             inside.update(id(n) for n in ast.walk(node) if n is not node)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            typing_only.update(id(n) for n in ast.walk(node) if n is not node)
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         lazy = id(node) in inside
         if isinstance(node, ast.Import):
             for alias in node.names:

@@ -23,14 +23,16 @@ from innoflush.lab.options import LabError
 
 pytestmark = pytest.mark.server
 
-SLOW_NS = 4e6      # the synthetic device: fsync and fdatasync p50 4 ms
+# the synthetic device: fsync and fdatasync p50 10 ms — far above this host's own syncs
+# even while other work loads its disk (the library cannot make a sync faster)
+SLOW_NS = 10e6
 
 
 @pytest.fixture(scope="module")
 def slow_profile(tmp_path_factory) -> str:
-    p = device("test-slow-4ms", fsync_16k_ns=SLOW_NS, fsync_2m_ns=2 * SLOW_NS,
+    p = device("test-slow-10ms", fsync_16k_ns=SLOW_NS, fsync_2m_ns=2 * SLOW_NS,
                fdatasync_ratio=1.0)
-    path = tmp_path_factory.mktemp("emu") / "test-slow-4ms.json"
+    path = tmp_path_factory.mktemp("emu") / "test-slow-10ms.json"
     path.write_text(p.to_json(), encoding="utf-8")
     return str(path)
 
@@ -51,13 +53,13 @@ def test_emulation_really_delays_the_servers_syncs(server_binaries, tmp_path, sl
     run = rep["runs"][0]
     emu = rep["emulation"]
     # the report says clearly that the device was emulated, and predicts that device
-    assert emu["profile"] == "test-slow-4ms"
-    assert rep["profile"] == {"name": "test-slow-4ms", "title": "test-slow-4ms",
+    assert emu["profile"] == "test-slow-10ms"
+    assert rep["profile"] == {"name": "test-slow-10ms", "title": "test-slow-10ms",
                               "source": "emulated"}
-    assert run["predicted"]["profile"] == "test-slow-4ms"
+    assert run["predicted"]["profile"] == "test-slow-10ms"
     assert emu["host_check"]["verdict"] == "ok"
     sync_p50_ms = emu["sync_p50_us"]["fdatasync"] / 1e3       # MariaDB syncs with fdatasync
-    assert 3.5 < sync_p50_ms < 4.5
+    assert 0.875 * SLOW_NS / 1e6 < sync_p50_ms < 1.125 * SLOW_NS / 1e6
     # the server's commit latency: at least the emulated sync, far above the plain run's
     p50 = run["measured"]["commit_latency_p50_ms"]
     assert p50 >= sync_p50_ms, (p50, sync_p50_ms)
@@ -66,13 +68,14 @@ def test_emulation_really_delays_the_servers_syncs(server_binaries, tmp_path, sl
     # the library's log: the server's own line counts the delayed syncs
     e = run["emulation"]
     assert e["active"] and e["delayed_fdatasync"] >= run["measured"]["client"]["commits"]
-    assert e["slept_s"] >= 0.9 * run["measured"]["client"]["commits"] * 3.0e-3
+    assert e["slept_s"] >= 0.9 * run["measured"]["client"]["commits"] * 0.75 * SLOW_NS / 1e9
     assert run["emulation"]["server"]["channels"] == 1
     # and the prediction was made for that device: its commit latency too
-    assert run["predicted"]["commit_latency_p50_ms"] >= sync_p50_ms
+    # (the median of ~200 simulated commits: a few percent of sampling either way)
+    assert run["predicted"]["commit_latency_p50_ms"] >= 0.95 * sync_p50_ms
     from innoflush.lab.report import render_text
 
-    assert "DEVICE EMULATED: test-slow-4ms" in render_text(rep)
+    assert "DEVICE EMULATED: test-slow-10ms" in render_text(rep)
 
 
 def test_a_refused_preload_fails_the_run(server_binaries, tmp_path, slow_profile,

@@ -100,8 +100,8 @@ def test_replicated_pairs_alternate_the_flush_methods():
 def test_small_validation_matrix(server_binaries, tmp_path, monkeypatch):
     monkeypatch.setattr(labrun, "MEASURE_KW", {"tests": quick_tests()[:6], "duration_s": 0.15,
                                                "quick": True})
-    slow = device("test-slow-3ms", fsync_16k_ns=3e6, fsync_2m_ns=6e6, fdatasync_ratio=1.0)
-    prof = tmp_path / "test-slow-3ms.json"
+    slow = device("test-slow-8ms", fsync_16k_ns=8e6, fsync_2m_ns=16e6, fdatasync_ratio=1.0)
+    prof = tmp_path / "test-slow-8ms.json"
     prof.write_text(slow.to_json(), encoding="utf-8")
     md = tmp_path / "validation.md"
     data = tmp_path / "data"
@@ -122,11 +122,11 @@ def test_small_validation_matrix(server_binaries, tmp_path, monkeypatch):
     cal = rep["calibration"]
     assert [x["connections"] for x in cal["runs"]] == [1, 2]
     assert all(x["read_back"]["innodb_flush_log_at_trx_commit"] == 0 for x in cal["runs"])
-    assert [d["name"] for d in rep["devices"]] == ["local", "test-slow-3ms"]
+    assert [d["name"] for d in rep["devices"]] == ["local", "test-slow-8ms"]
     assert rep["devices"][1]["ref"] == str(prof)
     local, emu = rep["devices"]
     assert local["kind"] == "local" and local["profile"]["source"] == "measure"
-    assert emu["kind"] == "emulated" and emu["profile"]["name"] == "test-slow-3ms"
+    assert emu["kind"] == "emulated" and emu["profile"]["name"] == "test-slow-8ms"
     assert emu["emulation"]["host_check"]["verdict"] in ("ok", "approximate")
     for d in rep["devices"]:
         cells = d["cells"]
@@ -180,5 +180,5 @@ def test_small_validation_matrix(server_binaries, tmp_path, monkeypatch):
                  "## Calibration", "## O_DIRECT → O_DIRECT_NO_FSYNC", "## local",
                  "**Command**", "**Host**"):
         assert head in text
-    assert "test-slow-3ms" in text
+    assert "test-slow-8ms" in text
     assert not [p for p in data.iterdir() if p.name.startswith("innoflush-lab-")]
