@@ -13,13 +13,7 @@ from innoflush.cli import main
 from innoflush.errors import UsageError
 from innoflush.lab import hostprobe
 from innoflush.lab.clients import ClientRun, WorkloadResult, client_cpu_summary, latency_ms
-from innoflush.lab.hostprobe import (
-    files_delta,
-    machine_cpu,
-    machine_usage,
-    proc_cpu_seconds,
-    split_server_cpu,
-)
+from innoflush.lab.hostprobe import files_delta, machine_usage, split_server_cpu
 from innoflush.lab.options import LabError, LabOptions, plan_runs
 from innoflush.lab.predict import (
     COMPARED,
@@ -32,6 +26,7 @@ from innoflush.lab.predict import (
 from innoflush.lab.report import SCHEMA, num, pct, render_text, to_json
 from innoflush.lab.servers import settings_mismatch
 from innoflush.lab.workload import WorkloadSpec, schema_sql
+from innoflush.live.procfs import machine_cpu, proc_cpu_seconds
 from innoflush.live.sampling import Snapshot, interval_between, observe
 
 # ---- workload derivation ---------------------------------------------------------------

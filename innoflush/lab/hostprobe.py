@@ -1,6 +1,6 @@
-"""Measuring on this host while a lab server runs, from /proc and the datadir: the
-server's CPU time (``/proc/PID/stat``, per thread too), its threads' run-queue waits
-(``/proc/PID/task/*/schedstat``), the machine's CPU (``/proc/stat``), the InnoDB files'
+"""Measuring on this host while a lab server runs, beside the /proc readers of
+innoflush.live.procfs: the server's CPU split into connection and background threads,
+the machine's use, run-queue waits, the InnoDB files'
 sizes and mtimes (``innodb_files``, polled during a run by ``ExtensionWatch``), and the
 CPUs that take the storage's completion interrupts."""
 
@@ -11,37 +11,6 @@ import threading
 from pathlib import Path
 
 from ..measure.facts import completion_cores, gather_facts
-
-
-def proc_cpu_seconds(pid: int, stat_path: str | None = None) -> float | None:
-    """utime + stime of a process (all its threads), from /proc/PID/stat; None if gone."""
-    path = stat_path or f"/proc/{pid}/stat"
-    try:
-        with open(path, encoding="ascii", errors="replace") as f:
-            text = f.read()
-    except OSError:
-        return None
-    fields = text[text.rfind(")") + 2:].split()
-    try:
-        ticks = int(fields[11]) + int(fields[12])   # fields 14 and 15 of proc(5)
-    except (IndexError, ValueError):
-        return None
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
-def thread_cpu(pid: int, task_dir: str | None = None) -> dict[int, float]:
-    """{thread id: utime + stime seconds} of every thread of a process ({} if unreadable)."""
-    root = task_dir or f"/proc/{pid}/task"
-    out: dict[int, float] = {}
-    try:
-        tids = os.listdir(root)
-    except OSError:
-        return out
-    for tid in tids:
-        sec = proc_cpu_seconds(0, os.path.join(root, tid, "stat"))
-        if sec is not None and tid.isdigit():
-            out[int(tid)] = sec
-    return out
 
 
 def split_server_cpu(total_s: float | None, before_clients: dict, at_start: dict,
@@ -55,23 +24,6 @@ def split_server_cpu(total_s: float | None, before_clients: dict, at_start: dict
     fg = sum(max(0.0, at_end[t] - at_start[t]) for t in conn_tids if t in at_end)
     return {"connection_threads": len(conn_tids), "connection_threads_s": round(fg, 3),
             "background_s": round(max(0.0, total_s - fg), 3)}
-
-
-def machine_cpu(stat_path: str = "/proc/stat") -> dict | None:
-    """All CPUs since boot, in seconds: ``busy`` (user, nice, system, irq, softirq),
-    ``steal`` (taken by the hypervisor), ``total``; None if unreadable."""
-    try:
-        with open(stat_path, encoding="ascii") as f:
-            first = f.readline().split()
-    except OSError:
-        return None
-    if not first or first[0] != "cpu":
-        return None
-    vals = [int(x) for x in first[1:9]] + [0] * 8
-    user, nice, system, idle, iowait, irq, softirq, steal = vals[:8]
-    hz = os.sysconf("SC_CLK_TCK")
-    return {"busy": (user + nice + system + irq + softirq) / hz, "steal": steal / hz,
-            "total": (user + nice + system + idle + iowait + irq + softirq + steal) / hz}
 
 
 def machine_usage(before: dict | None, after: dict | None, server_cpu_s: float | None,
@@ -137,33 +89,6 @@ def files_delta(before: dict | None, after: dict | None) -> dict | None:
             "growth_bytes": grown}
 
 
-def schedstat(pid: int | None) -> dict[int, tuple[int, int]]:
-    """{thread id: (ns on a CPU, ns waiting on a run queue)} (/proc/PID/task/*/schedstat:
-    ns resolution, unlike the 10 ms ticks of /proc/PID/stat); {} if unreadable."""
-    out: dict[int, tuple[int, int]] = {}
-    if not pid:
-        return out
-    root = f"/proc/{pid}/task"
-    try:
-        tids = os.listdir(root)
-    except OSError:
-        return out
-    for tid in tids:
-        try:
-            with open(os.path.join(root, tid, "schedstat"), encoding="ascii") as f:
-                a = f.read().split()
-            out[int(tid)] = (int(a[0]), int(a[1]))
-        except (OSError, ValueError, IndexError):
-            continue
-    return out
-
-
-def threads_runtime_ns(pid: int | None) -> int | None:
-    """Nanoseconds on a CPU, summed over a process's live threads; None if unreadable."""
-    st = schedstat(pid)
-    return sum(v[0] for v in st.values()) if st else None
-
-
 def runq_wait_delta_s(before: dict, after: dict) -> float | None:
     """Seconds the threads present in both snapshots waited on a run queue between them."""
     if not before or not after:
@@ -216,6 +141,5 @@ class ExtensionWatch(threading.Thread):
 
 
 
-__all__ = ["ExtensionWatch", "files_delta", "innodb_files", "machine_cpu", "machine_usage",
-           "proc_cpu_seconds", "runq_wait_delta_s", "schedstat", "split_server_cpu",
-           "storage_completion_cores", "thread_cpu", "threads_runtime_ns"]
+__all__ = ["ExtensionWatch", "files_delta", "innodb_files", "machine_usage",
+           "runq_wait_delta_s", "split_server_cpu", "storage_completion_cores"]

@@ -44,6 +44,7 @@ from ..advisor.rules import device_from_profile
 from ..errors import InnoflushError, UsageError
 from ..live.connect import ReadOnlySession
 from ..live.facts import filesystem_of, gather_facts
+from ..live.procfs import machine_cpu, proc_cpu_seconds, schedstat, thread_cpu
 from ..live.sampling import interval_between, observe
 from ..measure import TestSpec, measure_profile, quick_tests
 from ..measure.run import QUICK_DURATION_S
@@ -55,13 +56,9 @@ from .hostprobe import (
     ExtensionWatch,
     files_delta,
     innodb_files,
-    machine_cpu,
     machine_usage,
-    proc_cpu_seconds,
     runq_wait_delta_s,
-    schedstat,
     split_server_cpu,
-    thread_cpu,
 )
 from .options import LabError, LabOptions, RunPlan, plan_runs
 from .predict import (

@@ -21,10 +21,10 @@ from pathlib import Path
 from ..advisor.advise import advise
 from ..errors import InnoflushError, UsageError
 from ..live.connect import ReadOnlySession
+from ..live.procfs import threads_runtime_ns
 from ..live.sampling import Snapshot, read_status
 from ..units import parse_size
 from .backend import LabServer
-from .hostprobe import threads_runtime_ns
 from .local import LocalServer, ServerOptions
 from .options import LabOptions, RunPlan
 
