@@ -27,7 +27,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 PERIOD_S = 0.02
 MIN_SAMPLES = 100     # fewer and the shares are too coarse to divide a transaction's time
@@ -123,8 +125,9 @@ class ActivitySampler(threading.Thread):
     the status session: it runs while that one sleeps). exclude_ids: connection ids not
     to count (the advisor's own)."""
 
-    def __init__(self, open_session, period_s: float = PERIOD_S, exclude_ids=(),
-                 clock=time.monotonic):
+    def __init__(self, open_session: Callable[[], Any], period_s: float = PERIOD_S,
+                 exclude_ids: Iterable[int] = (),
+                 clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(name="innoflush-activity", daemon=True)
         self._open = open_session
         self.period_s = period_s
@@ -134,7 +137,8 @@ class ActivitySampler(threading.Thread):
         self._tallies: dict[int, ConnectionTally] = {}
         self._samples = 0
         self._cost_s = 0.0
-        self._first = self._last = None
+        self._first: float | None = None
+        self._last: float | None = None
         self._source: str | None = None
         self._sees_all: bool | None = None
         self._queries = 0
@@ -170,7 +174,7 @@ class ActivitySampler(threading.Thread):
             if session is not None:
                 session.close()
 
-    def _choose_source(self, session):
+    def _choose_source(self, session: Any) -> Callable[[Any], list[tuple]]:
         own = session.query("SELECT CONNECTION_ID()")[0][0]
         self.exclude.add(int(own))
         self._queries += 1
@@ -189,7 +193,7 @@ class ActivitySampler(threading.Thread):
                               and connected > len(rows) + 1)
         return _read_show
 
-    def _add(self, rows) -> None:
+    def _add(self, rows: list[tuple]) -> None:
         for cid, user, command, state, tid in rows:
             if cid is None or int(cid) in self.exclude or not is_client_connection(user,
                                                                                    command):
@@ -206,7 +210,7 @@ class ActivitySampler(threading.Thread):
                 if state in COMMIT_STATES:
                     t.commit_wait += 1
 
-    def _read_tids(self, session) -> None:
+    def _read_tids(self, session: Any) -> None:
         """SHOW has no thread ids: one read of MariaDB's information_schema TID column."""
         if self._source == "performance_schema.threads":
             return
@@ -225,14 +229,15 @@ class ActivitySampler(threading.Thread):
         self._halt.set()
         self.join(timeout=10)
         n = self._samples
-        period = ((self._last - self._first) / (n - 1)) if n > 1 else None
+        period = ((self._last - self._first) / (n - 1)
+                  if n > 1 and self._first is not None and self._last is not None else None)
         return summarize(self._tallies, source=self._source, samples=n, period_s=period,
                          cost_ms=round(self._cost_s / n * 1e3, 3) if n else None,
                          sees_all=self._sees_all, queries=self._queries,
                          problem=self._problem)
 
 
-def _pfs_threads_readable(session) -> bool:
+def _pfs_threads_readable(session: Any) -> bool:
     try:
         on = session.query("SELECT @@performance_schema")[0][0]
         if str(on) not in ("1", "ON"):
@@ -242,16 +247,16 @@ def _pfs_threads_readable(session) -> bool:
         return False
 
 
-def _read_pfs(session) -> list[tuple]:
+def _read_pfs(session: Any) -> list[tuple]:
     return session.query(_PFS_THREADS)
 
 
-def _read_show(session) -> list[tuple]:
+def _read_show(session: Any) -> list[tuple]:
     return [(r.get("Id"), r.get("User"), r.get("Command"), r.get("State"), None)
             for r in session.query_dicts("SHOW FULL PROCESSLIST")]
 
 
-def _status_value(session, name: str) -> int | None:
+def _status_value(session: Any, name: str) -> int | None:
     try:
         rows = session.query("SHOW GLOBAL STATUS LIKE %s", (name,))
         return int(rows[0][1]) if rows else None

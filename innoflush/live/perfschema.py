@@ -21,6 +21,7 @@ turns performance_schema on by default; MariaDB ships it off.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 DATA_FILE = "wait/io/file/innodb/innodb_data_file"
 LOG_FILE = "wait/io/file/innodb/innodb_log_file"
@@ -59,14 +60,14 @@ class PfsDelta:
                 for k, v in self.__dict__.items()}
 
 
-def enabled(session) -> bool:
+def enabled(session: Any) -> bool:
     try:
         return str(session.query("SELECT @@performance_schema")[0][0]) in ("1", "ON")
     except Exception:  # noqa: BLE001 - a server without the variable
         return False
 
 
-def snapshot(session) -> PfsSnapshot | None:
+def snapshot(session: Any) -> PfsSnapshot | None:
     """The cumulative figures now, or None when performance_schema is off or unreadable."""
     if not enabled(session):
         return None
@@ -107,7 +108,8 @@ def snapshot(session) -> PfsSnapshot | None:
     return snap
 
 
-def _file_delta(a: PfsSnapshot, b: PfsSnapshot, event: str):
+def _file_delta(a: PfsSnapshot, b: PfsSnapshot, event: str
+                ) -> tuple[int | None, float | None]:
     if event not in a.files or event not in b.files or event not in b.instrumented:
         return None, None
     (c0, p0, _), (c1, p1, _) = a.files[event], b.files[event]
