@@ -262,6 +262,28 @@ def profile_files(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def volatile_server(server_binaries, tmp_path_factory, profile_files):
+    """A real server whose syncs take the 'volatile' test profile's time (2.9 ms: the
+    lab's device emulation, a preloaded library): advise predicts only where the profile
+    it is given is the server's storage, and this one is."""
+    from innoflush.lab.emulate import build_library, preload_env
+    from innoflush.profiles import load_profile
+
+    d = tmp_path_factory.mktemp("volatile")
+    env = preload_env(load_profile(profile_files["volatile"]), build_library(d / "lib"))
+    opts = ServerOptions(innodb_flush_method="O_DIRECT", innodb_flush_log_at_trx_commit=1,
+                         innodb_buffer_pool_size="64M")
+    srv = LocalServer(d / "server", opts, env=env)
+    try:
+        srv.start()
+        yield srv
+    finally:
+        pid, port = srv.pid, srv.port
+        srv.stop()
+        assert_stopped(pid, port)
+
+
 @pytest.fixture(scope="session")
 def server_accounts():
     """The accounts mariadb_server creates: {'password': (user, pw), 'usage': (user, pw)}."""

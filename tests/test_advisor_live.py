@@ -35,10 +35,10 @@ def one_line(result) -> str:
     return lines[0]
 
 
-def test_advise_under_load_relaxed(mariadb_server, insert_load, profile_files):
-    with insert_load(mariadb_server, threads=3) as load:
+def test_advise_under_load_relaxed(volatile_server, insert_load, profile_files):
+    with insert_load(volatile_server, threads=3) as load:
         load.wait_started()
-        r = advise(mariadb_server, "--interval", "2", "--profile", profile_files["volatile"],
+        r = advise(volatile_server, "--interval", "3", "--profile", profile_files["volatile"],
                    "--durability", "relaxed", "--json")
     assert r.exit_code == 3, r.stderr
     rep = json.loads(r.stdout)
@@ -59,10 +59,10 @@ def test_advise_under_load_relaxed(mariadb_server, insert_load, profile_files):
     assert any("NOT safe" in n for n in rep["notes"])          # volatile: keep O_DIRECT
 
 
-def test_advise_text_strict_nothing_to_change(mariadb_server, insert_load, profile_files):
-    with insert_load(mariadb_server, threads=1) as load:
+def test_advise_text_strict_nothing_to_change(volatile_server, insert_load, profile_files):
+    with insert_load(volatile_server, threads=1) as load:
         load.wait_started()
-        r = advise(mariadb_server, "--interval", "1", "--profile", profile_files["volatile"])
+        r = advise(volatile_server, "--interval", "2", "--profile", profile_files["volatile"])
     assert r.exit_code == 0, r.stderr + r.stdout
     assert "nothing to change." in r.stdout
     assert "MariaDB" in r.stdout and "commits/s" in r.stdout

@@ -100,7 +100,7 @@ def test_derive_workload_doublewrite_share_from_the_runs_counters():
 
 
 def test_page_reentry_splits_first_entries_from_pages_that_come_back():
-    from innoflush.lab.predict import page_reentry
+    from innoflush.live.pages import page_reentry
 
     # an insert run on MariaDB: 10,000 pages created, 11,600 flushed of which 1,700
     # doublewritten (rewrites: first writes of new pages bypass the doublewrite)
@@ -602,7 +602,7 @@ def test_commit_base_of_a_sleeping_commit_is_at_least_one_connections():
 
 
 def test_start_state_from_mariadb_and_mysql_status():
-    from innoflush.lab.predict import start_state
+    from innoflush.live.sampling import start_state
 
     assert start_state({"Innodb_checkpoint_age": 3113905,
                         "Innodb_buffer_pool_pages_dirty": 212}) == \

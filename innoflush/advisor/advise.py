@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from ..live.facts import filesystem_of, gather_facts, local_datadir, same_filesystem
-from ..live.sampling import combine, observe, sample
+from ..live.sampling import combine, observe
+from ..live.workload import measure_workload, redo_syncs_known
+from .candidates import candidate_changes, mark_advised
 from .device import device_from_profile
 from .fit import fit_workload, workload_from_profile
-from .predict import predict_findings
+from .predict import Predictor, changes_key, predict_findings
 from .report import build_report
 from .rules import Context, check_rule_ids, evaluate
 
@@ -40,12 +42,16 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
            samples: int = 1, profile=None, measure: bool = False, durability: str = "strict",
            connections: int | None = None, predict: bool = True, seed: int = 1,
            cpu_cores: int | None = None, progress=None, workload_profile=None,
-           ignore_rules=()) -> dict:
-    """Read the server, sample its counters, evaluate the rules; the report as a dict.
+           ignore_rules=(), open_session=None) -> dict:
+    """Read the server, measure its workload over the interval(s), evaluate the rules,
+    and (with a device profile) price every candidate change; the report as a dict.
 
-    workload_profile (a WorkloadProfile, ``--workload``): predict with its
-    per-transaction costs instead of fitting the CPU cost to the observed rate.
-    ignore_rules (``--ignore-rule``): rule ids whose findings are left out."""
+    open_session: a callable giving a second read-only session, for the processlist
+    samples that measure the connections and where their time goes (without it the
+    workload is not measured and no effect is predicted). workload_profile (a
+    WorkloadProfile, ``--workload``): predict with its per-transaction costs instead of
+    the measured ones. ignore_rules (``--ignore-rule``): rule ids whose findings are left
+    out."""
     check_rule_ids(ignore_rules)   # an unknown id fails before the server is read
     warnings: list[str] = []
     facts = gather_facts(session)
@@ -67,14 +73,18 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
         device, profile = measure_device(datadir)
         warnings.append("--measure ran while the server was running: the latencies include "
                         "contention with its own I/O")
-    intervals = sample(session, interval_s, samples, progress=progress)
+    intervals, evidence = measure_workload(
+        session, facts, interval_s=interval_s, samples=samples,
+        open_session=open_session if predict else None, connections=connections,
+        cpu_cores=cpu_cores, is_local=is_local, progress=progress)
     for iv in intervals:
         if not iv.valid:
             warnings.append(f"interval {iv.index + 1} ignored: {iv.problem}")
     total = combine(intervals)
     observed = observe(total, facts.product, facts.log_bin, facts.trx_commit,
                        facts.flush_log_at_timeout, facts.redo_write_through,
-                       intervals=sum(1 for iv in intervals if iv.valid))
+                       intervals=sum(1 for iv in intervals if iv.valid),
+                       redo_syncs_known=redo_syncs_known(evidence))
     if facts.replica_status_readable is False:
         warnings.append("replica status not readable (missing REPLICATION CLIENT / SLAVE "
                         "MONITOR privilege): role taken from read_only")
@@ -82,20 +92,35 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
                   datadir_fs=datadir_fs, doublewrite_same_fs=dblwr_same)
     ev = evaluate(ctx, ignore=ignore_rules)
     fit = combined = None
+    cands = candidate_changes(facts, device)
+    mark_advised(cands, ev.findings)
     if profile is not None and predict:
         if observed.commits > 0:
             if workload_profile is not None:
                 fit = workload_from_profile(facts, observed, profile, workload_profile,
                                             connections=connections, cpu_cores=cpu_cores,
-                                            seed=seed)
+                                            seed=seed, evidence=evidence)
             else:
-                fit = fit_workload(facts, observed, profile, connections=connections,
-                                   cpu_cores=cpu_cores, seed=seed)
-            combined = predict_findings(ev.findings, fit, profile, seed=seed)
+                fit = fit_workload(facts, observed, evidence, profile, cpu_cores=cpu_cores,
+                                   datadir=datadir, seed=seed)
+            if fit.explained and fit.workload is not None:
+                predictor = Predictor(fit, fit.profile or profile, seed)
+                for c in cands:
+                    c.predicted = predictor.predict(c.changes)
+                combined = predict_findings(ev.findings, predictor, {
+                    changes_key(c.changes): c.predicted for c in cands})
+            else:
+                warnings += [f"cannot predict this workload: {x}" for x in fit.reasons]
+                warnings.append("no effect is predicted: the model does not explain what "
+                                "this server was seen doing (see the fit's checks)")
         else:
             ev.cannot_judge.append("predicted effects: no write transactions were committed "
-                                   "during the interval, so there is no workload to fit")
+                                   "during the interval, so there is no workload to measure")
+    if evidence is not None:
+        warnings += evidence.notes
     return build_report(facts=facts, conn_public=conn_public, datadir_fs=datadir_fs,
                         device=device, durability=durability, interval_s=interval_s,
                         samples=samples, intervals=intervals, observed=observed, fit=fit,
-                        evaluation=ev, combined=combined, warnings=warnings)
+                        evaluation=ev, combined=combined, warnings=warnings,
+                        evidence=evidence, candidates=cands,
+                        predictions_wanted=profile is not None and predict)

@@ -10,8 +10,6 @@ from ..errors import InnoflushError, UsageError
 from ..live.connect import ConnectError, connect, resolve_options, scrub
 from .report import render_text, to_json
 
-EXIT_RECOMMENDATIONS = 3
-
 HELP = """Read a live MySQL/MariaDB server and recommend innodb_flush_method,
 innodb_flush_log_at_trx_commit, sync_binlog, innodb_use_fdatasync and innodb_doublewrite,
 with the evidence (SHOW GLOBAL STATUS deltas over --interval), the predicted effect
@@ -126,6 +124,7 @@ def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca
                         measure=measure, durability=durability, connections=connections,
                         predict=not no_predict, seed=seed, cpu_cores=cpu_cores,
                         workload_profile=wprofile, ignore_rules=ignore_rules,
+                        open_session=lambda: connect(opts),
                         progress=_progress(not as_json and sys.stderr.isatty(), samples))
     except pymysql.err.MySQLError as exc:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
@@ -140,8 +139,8 @@ def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca
     finally:
         session.close()
     click.echo(to_json(report) if as_json else render_text(report), nl=False)
-    if report["exit_code"] == EXIT_RECOMMENDATIONS:
-        sys.exit(EXIT_RECOMMENDATIONS)
+    if report["exit_code"]:
+        sys.exit(report["exit_code"])
 
 
 def _prompt(text: str) -> str:

@@ -1,16 +1,24 @@
-"""The predicted effect of each recommendation: current vs recommended config, simulated.
+"""The predicted effect of a change: current vs changed config, simulated, with a range.
 
-Both runs use the fitted workload, the device profile, the same seed (common random
-numbers: the difference is the setting's, not the dice's) and a short simulated duration.
+Both runs use the measured workload, the device profile, the same seed (common random
+numbers: the difference is the setting's, not the dice's) and a short simulated
+duration. The range comes from the same pair simulated on a workload whose measured
+costs are taken lower and higher (``SPREAD``: the CPU and outside time per transaction,
+which the measurement knows to within about that much, and which change a little with
+the setting itself — a commit that no longer sleeps costs less CPU).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ..simulator import simulate
+from ..simulator import Workload, simulate
 from .fit import Fit
 from .rules import Finding
+
+# (cpu factor, client time factor, the sleeping commit's CPU stays with every commit)
+# of the optimistic and the pessimistic variant
+SPREAD = ((0.9, 0.95, False), (1.05, 1.05, True))
 
 
 def metrics(r) -> dict:
@@ -24,57 +32,98 @@ def metrics(r) -> dict:
     }
 
 
+def _pct(a, b) -> float | None:
+    if a in (None, 0) or b is None:
+        return None
+    return round(100.0 * (b - a) / a, 1)
+
+
 def _change(cur: dict, rec: dict) -> dict:
-    def pct(a, b):
-        if a in (None, 0) or b is None:
-            return None
-        return round(100.0 * (b - a) / a, 1)
-    return {"tps_pct": pct(cur["tps"], rec["tps"]),
-            "commit_latency_p50_pct": pct(cur["commit_latency_p50_ms"],
-                                          rec["commit_latency_p50_ms"]),
-            "commit_latency_p99_pct": pct(cur["commit_latency_p99_ms"],
-                                          rec["commit_latency_p99_ms"]),
-            "data_fsyncs_per_s_pct": pct(cur["data_fsyncs_per_s"], rec["data_fsyncs_per_s"])}
+    return {"tps_pct": _pct(cur["tps"], rec["tps"]),
+            "commit_latency_p50_pct": _pct(cur["commit_latency_p50_ms"],
+                                           rec["commit_latency_p50_ms"]),
+            "commit_latency_p99_pct": _pct(cur["commit_latency_p99_ms"],
+                                           rec["commit_latency_p99_ms"]),
+            "data_fsyncs_per_s_pct": _pct(cur["data_fsyncs_per_s"], rec["data_fsyncs_per_s"])}
+
+
+def _variant(wl: Workload, cpu: float, client: float, commit_keeps: bool) -> Workload:
+    """The workload with its costs taken lower or higher; commit_keeps: what a sleeping
+    commit costs in CPU is spent by every commit, sleeping or not (a change that takes
+    the sync off the commit then saves no CPU)."""
+    client_us = wl.client_us_per_trx * client
+    commit = wl.commit_cpu_us + (wl.sleep_cpu_us if commit_keeps else 0.0)
+    return replace(wl, cpu_us_per_trx=wl.cpu_us_per_trx * cpu, client_us_per_trx=client_us,
+                   commit_cpu_us=commit * cpu,
+                   sleep_cpu_us=0.0 if commit_keeps else wl.sleep_cpu_us * cpu,
+                   client_cpu_us_per_trx=min(client_us, wl.client_cpu_us_per_trx * cpu))
 
 
 class Predictor:
-    def __init__(self, fit: Fit, profile, seed: int = 1, duration_s: float | None = None):
+    def __init__(self, fit: Fit, profile, seed: int = 1, duration_s: float | None = None,
+                 ranges: bool = True):
+        if fit.workload is None:
+            raise ValueError("no workload to predict with")
         self.fit = fit
         self.profile = profile
         self.seed = seed
         self.duration_s = duration_s or max(fit.sim_duration_s, 1.0)
-        self._current: dict | None = None
+        self.workloads = [fit.workload] + ([_variant(fit.workload, *v) for v in SPREAD]
+                                           if ranges else [])
+        self._current: dict[int, dict] = {}
 
-    def run(self, changes: dict) -> dict:
+    def run(self, changes: dict, variant: int = 0) -> dict:
         cfg = replace(self.fit.config, **changes)
-        r = simulate(cfg, self.fit.workload, self.profile, duration_s=self.duration_s,
-                     seed=self.seed)
+        r = simulate(cfg, self.workloads[variant], self.profile, duration_s=self.duration_s,
+                     seed=self.seed, start=self.fit.start)
         return metrics(r)
+
+    def current_at(self, variant: int) -> dict:
+        if variant not in self._current:
+            self._current[variant] = self.run({}, variant)
+        return self._current[variant]
 
     @property
     def current(self) -> dict:
-        if self._current is None:
-            self._current = self.run({})
-        return self._current
+        return self.current_at(0)
 
     def predict(self, changes: dict) -> dict:
         rec = self.run(changes)
-        return {"current": self.current, "recommended": rec,
-                "change": _change(self.current, rec),
+        change = _change(self.current, rec)
+        tps = [change["tps_pct"]]
+        fsyncs = [change["data_fsyncs_per_s_pct"]]
+        for v in range(1, len(self.workloads)):
+            c = _change(self.current_at(v), self.run(changes, v))
+            tps.append(c["tps_pct"])
+            fsyncs.append(c["data_fsyncs_per_s_pct"])
+        return {"current": self.current, "recommended": rec, "change": change,
+                "range": {"tps_pct": _span(tps), "data_fsyncs_per_s_pct": _span(fsyncs)},
                 "sim": {"profile": self.profile.name, "duration_s": self.duration_s,
                         "seed": self.seed, "changes": changes,
                         "fit_converged": self.fit.converged}}
 
 
-def predict_findings(findings: list[Finding], fit: Fit, profile, seed: int = 1
-                     ) -> dict | None:
-    """Fill each finding's ``predicted``; return the prediction of all of them together."""
-    p = Predictor(fit, profile, seed)
+def _span(values: list[float | None]) -> list[float] | None:
+    vals = [v for v in values if v is not None]
+    return [min(vals), max(vals)] if vals else None
+
+
+def predict_findings(findings: list[Finding], predictor: Predictor,
+                     known: dict | None = None) -> dict | None:
+    """Fill each finding's ``predicted`` (from ``known``: changes -> prediction already
+    made for a candidate, when there is one); return the prediction of all of them
+    together, or None when fewer than two are simulated."""
     combined: dict = {}
+    known = known or {}
     for f in findings:
         if f.sim_changes:
-            f.predicted = p.predict(f.sim_changes)
+            key = changes_key(f.sim_changes)
+            f.predicted = known.get(key) or predictor.predict(f.sim_changes)
             combined.update(f.sim_changes)
     if len([f for f in findings if f.sim_changes]) > 1:
-        return p.predict(combined)
+        return predictor.predict(combined)
     return None
+
+
+def changes_key(changes: dict) -> tuple:
+    return tuple(sorted(changes.items()))

@@ -68,13 +68,19 @@ from ..units import format_size
 SCHEMA = "innoflush.advice/1"
 
 
+EXIT_NOTHING, EXIT_RECOMMENDATIONS, EXIT_UNEXPLAINED = 0, 3, 4
+
+
 def build_report(*, facts, conn_public: dict, datadir_fs, device, durability: str,
                  interval_s: float, samples: int, intervals, observed, fit, evaluation,
-                 combined, warnings: list[str]) -> dict:
+                 combined, warnings: list[str], evidence=None, candidates=(),
+                 predictions_wanted: bool = False) -> dict:
     findings = [f.to_dict() for f in evaluation.findings]
+    unexplained = predictions_wanted and fit is not None and not fit.explained
     return {
         "schema": SCHEMA,
-        "exit_code": 3 if findings else 0,
+        "exit_code": (EXIT_UNEXPLAINED if unexplained
+                      else EXIT_RECOMMENDATIONS if findings else EXIT_NOTHING),
         "server": {
             "title": facts.title, "product": facts.product, "version": facts.version,
             "version_comment": facts.version_comment, "sim_flavor": facts.sim_flavor,
@@ -101,7 +107,9 @@ def build_report(*, facts, conn_public: dict, datadir_fs, device, durability: st
         "sampling": {"interval_s": interval_s, "samples": samples,
                      "intervals": [iv.to_dict() for iv in intervals]},
         "observed": observed.to_dict() if observed else None,
+        "workload": evidence.to_dict() if evidence is not None else None,
         "fit": fit.to_dict() if fit else None,
+        "candidates": [c.to_dict() for c in candidates],
         "findings": findings,
         "combined_prediction": combined,
         "cannot_judge": list(evaluation.cannot_judge),
@@ -223,10 +231,9 @@ def render_text(r: dict) -> str:
                            + " ".join(f["set_global"]))
             p = f.get("predicted")
             if p:
-                caveat = ("" if p["sim"].get("fit_converged", True)
-                          else "; the workload fit did not converge: see below")
                 out.append("    predicted (simulated on "
-                           f"{p['sim']['profile']}, {p['sim']['duration_s']:g} s{caveat}):")
+                           f"{p['sim']['profile']}, {p['sim']['duration_s']:g} s, on the "
+                           "measured workload):")
                 out.append(_indent(_pred_table(p), 6))
     else:
         out.append("nothing to change.")
@@ -242,19 +249,9 @@ def render_text(r: dict) -> str:
         out.append("")
         out.append("notes:")
         out += [f"  - {x}" for x in r["notes"]]
-    if r.get("fit"):
-        fit = r["fit"]
-        out.append("")
-        if str(fit.get("source", "fit")).startswith("profile:"):
-            out.append(f"workload from the profile {fit['source'][8:]} (not fitted): "
-                       f"observed {fit['observed_tps']:,.1f} TPS, simulated "
-                       f"{_v(fit['simulated_tps'], 1)} TPS at the current settings")
-        else:
-            out.append(f"workload fit ({'converged' if fit['converged'] else 'NOT converged'}"
-                       f", {fit['steps']} runs of {fit['sim_duration_s']:g} simulated s): "
-                       f"observed {fit['observed_tps']:,.1f} TPS, simulated "
-                       f"{_v(fit['simulated_tps'], 1)} TPS")
-        out += [f"  - {x}" for x in fit["assumptions"]]
+    out += _workload_text(r.get("workload"))
+    out += _fit_text(r.get("fit"))
+    out += _candidates_text(r.get("candidates") or [])
     if r["warnings"]:
         out.append("")
         out.append("warnings:")
@@ -276,4 +273,88 @@ def _pred_table(p: dict) -> str:
              _v(r["commit_latency_p99_ms"], 3), _pct(ch["commit_latency_p99_pct"])],
             ["Innodb_data_fsyncs/s", _v(c["data_fsyncs_per_s"], 1),
              _v(r["data_fsyncs_per_s"], 1), _pct(ch["data_fsyncs_per_s_pct"])]]
+    if p.get("range"):
+        rows.append(["TPS change range", "", "", _range(p)])
     return tabulate(rows, headers=["", "current", "recommended", "change"], tablefmt="simple")
+
+
+def _range(p: dict | None) -> str:
+    rg = (p or {}).get("range") or {}
+    t = rg.get("tps_pct")
+    return f"{t[0]:+.0f}…{t[1]:+.0f}%" if t else "-"
+
+
+def _workload_text(w: dict | None) -> list[str]:
+    if not w:
+        return []
+    out = ["", f"workload measured over {w['seconds']:.1f} s "
+           f"({w['commits']:,} commits, {w['commits_per_s']:,.1f}/s):"]
+    names = [("connections", "connections", 0), ("inside_us_per_trx", "in the server µs/trx", 1),
+             ("outside_us_per_trx", "outside it µs/trx", 1),
+             ("commit_wait_us_per_trx", "  commit wait µs/trx", 1),
+             ("server_cpu_us_per_trx", "server CPU µs/trx", 1),
+             ("background_cpu_us_per_trx", "  background threads µs/trx", 1),
+             ("other_cpu_us_per_trx", "other processes µs/trx", 1),
+             ("statements_per_trx", "statements/trx", 2), ("cpu_cores", "CPU cores", 0),
+             ("redo_syncs_per_s", "redo syncs/s", 1),
+             ("data_file_syncs_per_s", "data-file syncs/s", 1),
+             ("binlog_syncs_per_s", "binlog syncs/s", 1),
+             ("data_file_sync_us", "data-file sync µs (server)", 1),
+             ("commit_statement_us", "COMMIT µs (server)", 1)]
+    rows = []
+    for key, label, digits in names:
+        x = w.get(key) or {}
+        v = _v(x.get("value"), digits) if x.get("value") is not None else "?"
+        if x.get("low") is not None and x.get("high") is not None:
+            v += f" ({_v(x['low'], digits)}–{_v(x['high'], digits)})"
+        rows.append([label, v, x.get("source", ""), _short(x.get("detail", ""))])
+    out.append(tabulate(rows, headers=["input", "value", "source", "how"], tablefmt="simple"))
+    return out
+
+
+def _short(text: str, n: int = 70) -> str:
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def _fit_text(fit: dict | None) -> list[str]:
+    if not fit:
+        return []
+    src = fit.get("source", "measured")
+    head = ("the model on the measured workload" if src == "measured"
+            else f"the model on the workload profile {src[8:]} (not measured)")
+    out = ["", f"{head}: " + ("EXPLAINS what was observed" if fit["explained"]
+                               else "does NOT explain what was observed — no prediction")]
+    rows = [[c["figure"], _v(c["observed"]), _v(c["model"]),
+             "-" if c["error_pct"] is None else f"{c['error_pct']:+.1f}%",
+             f"±{c['tolerance_pct']:.0f}%",
+             {True: "ok", False: "OFF", None: "-"}[c["ok"]] + (f" ({c['note']})"
+                                                            if c["note"] else "")]
+            for c in fit.get("checks", [])]
+    if rows:
+        out.append(tabulate(rows, headers=["figure", "observed", "model", "error",
+                                           "tolerance", ""], tablefmt="simple"))
+    out += [f"  - {x}" for x in fit.get("reasons", [])]
+    out += [f"  - {x}" for x in fit.get("assumptions", [])]
+    return out
+
+
+def _candidates_text(cands: list[dict]) -> list[str]:
+    if not cands or not any(c.get("predicted") for c in cands):
+        return []
+    out = ["", "the price of every candidate change (predicted on the measured workload):"]
+    rows = []
+    for c in cands:
+        p = c.get("predicted") or {}
+        ch = p.get("change") or {}
+        rows.append([f"{c['setting']} {c['current']} -> {c['candidate']}",
+                     _pct(ch.get("tps_pct")), _range(p), _pct(ch.get("commit_latency_p50_pct")),
+                     _pct(ch.get("data_fsyncs_per_s_pct")),
+                     "advised" if c["advised"] else ("unsafe" if c["unsafe"] else "-")])
+    out.append(tabulate(rows, headers=["change", "TPS", "range", "commit p50",
+                                       "data fsyncs/s", ""], tablefmt="simple"))
+    for c in cands:
+        if c["unsafe"] and c.get("predicted"):
+            ch = c["predicted"]["change"]
+            out.append(f"  - {c['setting']}={c['candidate']}: would give {_pct(ch['tps_pct'])} "
+                       f"TPS ({_range(c['predicted'])}); not advised: {c['unsafe']}")
+    return out

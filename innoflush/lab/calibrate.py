@@ -59,6 +59,7 @@ from tabulate import tabulate
 from .. import __version__
 from ..errors import InnoflushError, UsageError
 from ..live.facts import filesystem_of
+from ..live.pages import page_counts, page_reentry
 from ..measure.probe import sync_call_cpu_us
 from ..profiles import load_profile
 from ..profiles.model import NAME_RE
@@ -68,7 +69,6 @@ from ..simulator.redo import LOG_WRITE_MAX_SIZE
 from ..simulator.workload_profile import WorkloadProfile, save_workload, workload_dir
 from .emulate import make_emulation
 from .options import LabOptions, RunPlan
-from .predict import page_counts, page_reentry
 from .report import num
 from .run import load_or_measure, make_base_dir, measure_one, run_checked
 from .servers import docker_server_class

@@ -16,6 +16,7 @@ import os
 from dataclasses import replace
 
 from ..advisor.fit import config_from_facts, workload_from_observed
+from ..live.pages import page_counts, page_reentry
 from ..simulator import ServerStart, Workload, simulate
 from .clients import WorkloadResult
 from .hostprobe import storage_completion_cores
@@ -23,53 +24,6 @@ from .options import LabError
 
 SIM_MIN_S = 3.0               # at least this many simulated seconds (page cleaner and
 SIM_WARMUP_S = 1.0            #    checkpoint run about once a second)
-
-
-def page_counts(deltas: dict) -> tuple[int | None, int | None, int]:
-    """(pages created, pages flushed, pages doublewritten) of a run's status deltas: what
-    page_reentry splits (flushed: Innodb_buffer_pool_pages_flushed, else pages written)."""
-    return (deltas.get("Innodb_pages_created"),
-            deltas.get("Innodb_buffer_pool_pages_flushed", deltas.get("Innodb_pages_written")),
-            deltas.get("Innodb_dblwr_pages_written", 0))
-
-
-def page_reentry(commits: int, created: int | None, flushed: int | None,
-                 dirty_growth: int | None, dblwr_pages: int) -> dict | None:
-    """Which pages come back to the flush list after their write, from a run's counters.
-
-    The E pages a run added to the flush list (flushed F + dirty growth) are first
-    entries — the pages it created (Innodb_pages_created), or where more, the dirty growth
-    (clean pages changed for the first time: an update workload) — and re-entries R:
-    pages changed again after a write. Of the pages flushed, the rewrites Rw went through
-    the doublewrite buffer — where some pages bypass it (MariaDB: re-initialised ones,
-    first writes of new pages), Rw = min(doublewritten, R) — and the rest were first
-    writes. Then ``pages_dirtied_per_trx`` = first entries / commits,
-    ``hot_page_share`` = (R − Rw) / (F − Rw), the first writes' pages that came back,
-    and ``dblwr_page_share`` = (doublewritten − Rw) / (F − Rw) of first writes. None
-    when a count is missing or fewer than 100 pages were flushed."""
-    if created is None or flushed is None or dirty_growth is None or flushed < 100 \
-            or commits <= 0:
-        return None
-    entries = max(0, flushed + dirty_growth)
-    first_entries = min(entries, max(created, dirty_growth))
-    reentries = entries - first_entries
-    rewrites = min(dblwr_pages, reentries) if dblwr_pages < flushed else 0
-    first = flushed - rewrites
-    hot = round(min(1.0, max(0.0, (reentries - rewrites) / first)), 4)
-    share = round(min(1.0, max(0.0, (dblwr_pages - rewrites) / first)), 4)
-    pages = round(first_entries / commits, 4)
-    return {"pages_dirtied_per_trx": pages, "hot_page_share": hot, "dblwr_page_share": share,
-            "lines": [
-                f"pages_dirtied_per_trx = {pages:.4g} (first entries {first_entries:,} / "
-                f"commits: of the {entries:,} pages added to the flush list (flushed "
-                f"{flushed:,} + dirty growth {dirty_growth:,}), the larger of "
-                f"Innodb_pages_created {created:,} and the dirty growth)",
-                f"hot_page_share = {hot:.3g} ({reentries:,} pages re-entered the flush list "
-                f"after a write; {rewrites:,} of the flushed were rewrites (doublewritten), "
-                f"{first:,} first writes: (re-entered − rewrites) / first writes)",
-                f"dblwr_page_share = {share:.3g} (Innodb_dblwr_pages_written {dblwr_pages:,} "
-                "less the rewrites, / first writes"
-                + (": the rest went straight to their files)" if share < 1 else ")")]}
 
 
 def derive_workload(*, connections: int, commits: int, server_cpu_s: float | None,
@@ -253,28 +207,6 @@ def predicted_figures(r, commit_round_trip_ms: float = 0.0) -> dict:
             "notes": list(r.notes)}
 
 
-def start_state(status: dict) -> dict | None:
-    """The server's redo since its last checkpoint and its dirty pages, from SHOW GLOBAL
-    STATUS (MariaDB: Innodb_checkpoint_age; MySQL 8.0.30+: the redo LSNs); None when it
-    does not tell."""
-    def num(name):
-        try:
-            return int(status[name])
-        except (KeyError, TypeError, ValueError):
-            return None
-
-    age = num("Innodb_checkpoint_age")
-    if age is None:
-        cur, ckpt = num("Innodb_redo_log_current_lsn"), num("Innodb_redo_log_checkpoint_lsn")
-        if cur is None or ckpt is None:
-            cur, ckpt = num("Innodb_lsn_current"), num("Innodb_lsn_last_checkpoint")
-        age = cur - ckpt if cur is not None and ckpt is not None else None
-    dirty = num("Innodb_buffer_pool_pages_dirty")
-    if age is None or dirty is None or age < 0 or dirty < 0:
-        return None
-    return {"checkpoint_age": age, "dirty_pages": dirty}
-
-
 def predict(config, workload, profile, run_s: float, seed: int = 1,
             warmup_s: float = 0.0, start: dict | None = None):
     """simulate() on the profile over the run's own timeline — its warm-up, then its
@@ -327,5 +259,5 @@ def model_notes(facts, config) -> list[str]:
 
 
 __all__ = ["COMPARED", "compare", "derive_workload", "error_pct", "measured_figures",
-           "model_notes", "page_counts", "page_reentry", "predict", "predicted_figures",
-           "sim_config", "start_state"]
+           "model_notes", "predict", "predicted_figures",
+           "sim_config"]

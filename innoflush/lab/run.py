@@ -45,7 +45,7 @@ from ..errors import InnoflushError, UsageError
 from ..live.connect import ReadOnlySession
 from ..live.facts import filesystem_of, gather_facts
 from ..live.procfs import machine_cpu, proc_cpu_seconds, schedstat, thread_cpu
-from ..live.sampling import interval_between, observe
+from ..live.sampling import interval_between, observe, start_state
 from ..measure import TestSpec, measure_profile, quick_tests
 from ..measure.run import QUICK_DURATION_S
 from ..profiles import load_profile
@@ -69,7 +69,6 @@ from .predict import (
     predict,
     predicted_figures,
     sim_config,
-    start_state,
 )
 from .report import SCHEMA
 from .servers import (

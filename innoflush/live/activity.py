@@ -32,7 +32,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PERIOD_S = 0.02
-MIN_SAMPLES = 100     # fewer and the shares are too coarse to divide a transaction's time
+MIN_PERIOD_S = 0.005  # a sample costs ~1 ms of the server's and the client's CPU
+
+
+def sampling_period(window_s: float) -> float:
+    """About 150 samples over the window, every 5 to 20 ms."""
+    return min(PERIOD_S, max(MIN_PERIOD_S, window_s / 150))
+MIN_SAMPLES = 40      # fewer and the shares are too coarse to divide a transaction's time
 # Commands of server threads that are not client connections.
 BACKGROUND_COMMANDS = frozenset({
     "Daemon", "Binlog Dump", "Binlog Dump GTID", "Slave_IO", "Slave_SQL", "Slave_worker",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import ProfileError
@@ -121,6 +121,20 @@ class DeviceProfile:
     device: dict = field(default_factory=dict)
     tests: list[ProfileTest] = field(default_factory=list)
     plp_verdict: dict | None = None
+
+    def scaled(self, factor: float, note: str) -> DeviceProfile:
+        """The same device with every latency multiplied by factor (the device as a
+        server sees it now, when that differs from when it was measured); note says why."""
+        tests = []
+        for t in self.tests:
+            def s(x: LatencySummary | None) -> LatencySummary | None:
+                return x.scaled(factor) if x is not None else None
+            ops = t.ops_per_s / factor if t.ops_per_s else t.ops_per_s
+            tests.append(replace(t, ops_per_s=ops, write=s(t.write), sync=s(t.sync),
+                                 total=s(t.total)))
+        prov = {**self.provenance, "scaled": {"factor": round(factor, 4), "note": note}}
+        return replace(self, title=f"{self.title} (latencies x{factor:.2f})", provenance=prov,
+                       tests=tests)
 
     # ---- lookup -------------------------------------------------------------------
     def find(self, key: TestKey) -> ProfileTest | None:

@@ -90,6 +90,8 @@ class Server:
         age = int(start.checkpoint_age)
         self.redo.start_at(age)
         self.buf_pool.preload(age, int(start.dirty_pages))
+        if start.cleaner_active:
+            self.flush_ahead.cleaner_idle = False
 
     # ---- small helpers used by the thread functions -------------------------------
     def count(self, name: str, n: int = 1) -> None:
@@ -189,6 +191,8 @@ class Server:
         # back in, woken), on top of the sync calls' CPU its group shares
         server_cpu = self.server_cpu
         sleep_s = self.sleep_cpu_s if sleeps else 0.0
+        # the commit's own CPU, on its path after the redo/binlog calls, at any setting
+        post_commit_s = sleep_s + wl.commit_cpu_us * 1e-6
         sleep_side_s = self.sleep_side_cpu_s if sleeps else 0.0
         cpu_s = cpu_us * 1e-6
         client_cpu_s = client_cpu_us * 1e-6
@@ -259,13 +263,13 @@ class Server:
                 yield binlog.enqueue(lsn, wl.binlog_bytes_per_trx)
             if sleep_side_s:
                 env.process(self.on_cpu(sleep_side_s, pool=server_cpu))
-            if sleep_s:
+            if post_commit_s:
                 # Back from its commit sleep the thread is scheduled ahead of the queued
                 # statements (16 connections, 2 vCPUs: COMMIT p50 measured 1.6-2.3 ms,
                 # modelled 2.8 ms in FIFO order, 2.3 ms this way). The leader's second
                 # half of the sync stays FIFO: run first, it ends groups sooner than the
                 # server's (redo syncs at 16 connections +40 %).
-                yield from self.on_cpu(sleep_s, pool=server_cpu, woken=True)
+                yield from self.on_cpu(post_commit_s, pool=server_cpu, woken=sleeps)
             counters["commits"] += 1
             meas.committed(t0, t1, env.now, counters["commits"])
 

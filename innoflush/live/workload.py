@@ -1,0 +1,410 @@
+"""The workload a live server runs, measured read-only over the sampling window.
+
+What the simulator needs of a workload, each read where the server or the host shows it,
+and labelled with where it came from (``source``):
+
+- ``measured``: processlist samples (innoflush.live.activity) — the connections that were
+  busy, and the share of their time inside the server; with the commit rate T and N
+  connections a transaction takes N/T of a connection: f·N/T inside, (1 − f)·N/T outside
+  (the client, the network, wake-ups: time no server counter shows);
+- ``/proc``: the server's CPU when it runs on this host (innoflush.live.procfs): its
+  connection threads' (by the thread ids the processlist gives), its background threads',
+  and the rest of the machine's (the load generator, when it runs here);
+- ``performance_schema``: the server's own count of its data-file, redo and binlog syncs
+  and their latency, commits and COMMIT latency, when it is on;
+- ``estimated``: derived from counters with a stated rule; ``bound``: only a limit is known;
+  ``option``: given on the command line; ``default``/``unknown``: nothing measured it.
+
+Nothing here is solved from the commit rate: a figure the server does not show is said to
+be unknown, and the fit that uses these inputs (innoflush.advisor.fit) then has to explain
+the observed rate with them, or say it cannot.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import perfschema
+from .activity import Activity, ActivitySampler, sampling_period
+from .facts import ServerFacts
+from .procfs import local_server_pid, machine_cpu, proc_cpu_seconds, thread_cpu
+from .sampling import Interval, combine, estimate_commits, sample
+
+SOURCES = ("measured", "/proc", "performance_schema", "estimated", "bound", "option",
+           "default", "unknown")
+
+
+@dataclass
+class Input:
+    """One workload figure with where it came from; low/high where only a range is known."""
+
+    value: float | None
+    source: str
+    detail: str
+    low: float | None = None
+    high: float | None = None
+
+    def to_dict(self) -> dict:
+        def r(x: float | None) -> float | None:
+            return None if x is None else round(x, 3)
+        return {"value": r(self.value), "source": self.source, "detail": self.detail,
+                "low": r(self.low), "high": r(self.high)}
+
+
+def unknown(why: str) -> Input:
+    return Input(None, "unknown", why)
+
+
+@dataclass
+class WorkloadEvidence:
+    seconds: float
+    commits: int
+    commits_per_s: float
+    connections: Input
+    inside_us_per_trx: Input
+    outside_us_per_trx: Input
+    commit_wait_us_per_trx: Input
+    server_cpu_us_per_trx: Input
+    background_cpu_us_per_trx: Input
+    other_cpu_us_per_trx: Input
+    statements_per_trx: Input
+    cpu_cores: Input
+    redo_syncs_per_s: Input
+    data_file_syncs_per_s: Input
+    binlog_syncs_per_s: Input
+    data_file_sync_us: Input
+    commit_statement_us: Input
+    activity: Activity
+    pfs: perfschema.PfsDelta | None
+    server_process: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    INPUTS = ("connections", "inside_us_per_trx", "outside_us_per_trx",
+              "commit_wait_us_per_trx", "server_cpu_us_per_trx",
+              "background_cpu_us_per_trx", "other_cpu_us_per_trx", "statements_per_trx",
+              "cpu_cores", "redo_syncs_per_s", "data_file_syncs_per_s",
+              "binlog_syncs_per_s", "data_file_sync_us", "commit_statement_us")
+
+    def to_dict(self) -> dict:
+        d: dict = {"seconds": round(self.seconds, 3), "commits": self.commits,
+                   "commits_per_s": round(self.commits_per_s, 3)}
+        d.update({k: getattr(self, k).to_dict() for k in self.INPUTS})
+        d["activity"] = self.activity.to_dict()
+        d["performance_schema"] = self.pfs.to_dict() if self.pfs else None
+        d["server_process"] = self.server_process
+        d["notes"] = list(self.notes)
+        return d
+
+
+@dataclass
+class _HostSnapshot:
+    process_s: float | None
+    threads: dict[int, float]
+    machine: dict | None
+    own_s: float
+
+
+def _host_snapshot(pid: int | None) -> _HostSnapshot:
+    return _HostSnapshot(proc_cpu_seconds(pid) if pid else None,
+                         thread_cpu(pid) if pid else {}, machine_cpu(),
+                         time.process_time())
+
+
+class WorkloadProbe:
+    """Measures the workload around a sampling window: start() before it, finish() after.
+
+    session: the status session (its statements are counted, to take the advisor's own
+    out of Questions); open_session: a callable giving another ReadOnlySession for the
+    processlist sampler (None: no sampling); connections: --connections, if given."""
+
+    def __init__(self, session: Any, facts: ServerFacts,
+                 open_session: Callable[[], Any] | None = None,
+                 connections: int | None = None, cpu_cores: int | None = None,
+                 is_local: bool = True, period_s: float | None = None):
+        self.session = session
+        self.facts = facts
+        self.open_session = open_session
+        self.connections_option = connections
+        self.cpu_cores_option = cpu_cores
+        self.is_local = is_local
+        self.period_s = period_s
+        self.sampler: ActivitySampler | None = None
+        self.pid: int | None = None
+        self.pid_reason = "not looked for"
+        self._pfs0: perfschema.PfsSnapshot | None = None
+        self._host0: _HostSnapshot | None = None
+        self._statements0 = 0
+
+    def start(self) -> None:
+        uptime = _status_int(self.session, "Uptime")
+        if self.is_local:
+            self.pid, self.pid_reason = local_server_pid(
+                self.facts.variables.get("pid_file"), uptime)
+        else:
+            self.pid, self.pid_reason = None, "connected over the network, not to this host"
+        self._pfs0 = perfschema.snapshot(self.session)
+        if self.open_session is not None:
+            kw = {"period_s": self.period_s} if self.period_s else {}
+            own = _connection_id(self.session)
+            self.sampler = ActivitySampler(self.open_session,
+                                           exclude_ids=[own] if own is not None else [], **kw)
+            self.sampler.start()
+        self._host0 = _host_snapshot(self.pid)
+        self._statements0 = len(getattr(self.session, "statements", []))
+
+    def finish(self, total: Interval) -> WorkloadEvidence:
+        """The evidence over the window `total` (the combined valid intervals)."""
+        host1 = _host_snapshot(self.pid)
+        own_statements = len(getattr(self.session, "statements", [])) - self._statements0
+        activity = self.sampler.stop() if self.sampler is not None else Activity(
+            None, problem="processlist not sampled (no second session)")
+        pfs1 = perfschema.snapshot(self.session)
+        pfs = perfschema.delta(self._pfs0, pfs1)
+        return evidence(self.facts, total, activity, pfs, self._host0, host1,
+                        own_statements + activity.queries + 2,
+                        pid=self.pid, pid_reason=self.pid_reason,
+                        connections_option=self.connections_option,
+                        cpu_cores_option=self.cpu_cores_option)
+
+    def abandon(self) -> None:
+        if self.sampler is not None:
+            self.sampler.stop()
+
+
+def measure_workload(session: Any, facts: ServerFacts, *, interval_s: float, samples: int,
+                     open_session: Callable[[], Any] | None = None,
+                     connections: int | None = None, cpu_cores: int | None = None,
+                     is_local: bool = True,
+                     progress: Callable[[int, float], object] | None = None,
+                     ) -> tuple[list[Interval], WorkloadEvidence | None]:
+    """sample() with the workload measured around it. The evidence is None when no
+    interval was valid (sample's caller reports that); a restart inside the window
+    makes the per-process figures meaningless, which the evidence notes."""
+    probe = WorkloadProbe(session, facts, open_session, connections, cpu_cores, is_local,
+                          period_s=sampling_period(interval_s * samples))
+    probe.start()
+    try:
+        intervals = sample(session, interval_s, samples, progress=progress)
+    except BaseException:
+        probe.abandon()
+        raise
+    if not any(iv.valid for iv in intervals):
+        probe.abandon()
+        return intervals, None
+    ev = probe.finish(combine(intervals))
+    if not all(iv.valid for iv in intervals):
+        ev.notes.append("an interval was invalid (restart or counter reset): the processlist "
+                        "and /proc figures cover the whole window, the counters only the "
+                        "valid intervals")
+    return intervals, ev
+
+
+# ---- from what was read to the inputs (pure) --------------------------------------------
+
+def evidence(facts: ServerFacts, total: Interval, activity: Activity,
+             pfs: perfschema.PfsDelta | None, host0: _HostSnapshot | None,
+             host1: _HostSnapshot | None, own_statements: int, *, pid: int | None = None,
+             pid_reason: str = "", connections_option: int | None = None,
+             cpu_cores_option: int | None = None) -> WorkloadEvidence:
+    d = total.deltas
+    s = max(total.seconds, 1e-9)
+    commits, _, _ = estimate_commits(d, facts.product, facts.log_bin)
+    if pfs is not None and pfs.transactions:
+        commits = pfs.transactions
+    t = commits / s
+    notes: list[str] = []
+
+    conns = _connections(activity, connections_option)
+    n = conns.value
+    per_trx_us = (n / t * 1e6) if n and t else None
+    inside = outside = wait = unknown("no commits, or the connections are unknown")
+    if per_trx_us is not None and activity.busy_share is not None and activity.usable:
+        f = activity.busy_share
+        what = (f"{activity.source}: {activity.samples} samples every "
+                f"{(activity.period_s or 0) * 1e3:.0f} ms; busy {f:.1%} of the time")
+        inside = Input(f * per_trx_us, "measured", f"{what} x N/T")
+        outside = Input((1 - f) * per_trx_us, "measured",
+                        f"{what}: the rest of N/T, outside the server (client, network)")
+        wait = Input((activity.commit_wait_share or 0.0) * per_trx_us, "measured",
+                     f"{activity.source}: share of samples in a commit state "
+                     "('Commit', 'Updating status', 'waiting for handler commit') x N/T")
+
+    server_cpu, background, other, cores = _cpu(facts, host0, host1, activity, commits,
+                                                inside, wait, pid, pid_reason,
+                                                cpu_cores_option)
+    questions = d.get("Questions")
+    if questions is not None and commits:
+        stmts = max(1.0, (questions - own_statements) / commits)
+        statements = Input(stmts, "measured", "(Questions - the advisor's own statements) "
+                           "/ commits")
+    else:
+        statements = unknown("Questions not counted or no commits")
+
+    redo, data, binlog = _sync_split(facts, d, s, pfs)
+    data_us = (Input(pfs.data_file_sync_us, "performance_schema",
+                     "SUM_TIMER_MISC / COUNT_MISC of wait/io/file/innodb/innodb_data_file "
+                     "(opens and closes included: rough)")
+               if pfs is not None and pfs.data_file_sync_us is not None
+               else unknown("performance_schema off or no data-file syncs"))
+    commit_us = (Input(pfs.commit_statement_us, "performance_schema",
+                       "statement/sql/commit: AVG_TIMER_WAIT (explicit COMMITs over the "
+                       "text protocol)")
+                 if pfs is not None and pfs.commit_statement_us is not None
+                 else unknown("no COMMIT statements timed by performance_schema"))
+    if activity.problem:
+        notes.append(activity.problem)
+    elif activity.sees_all is False:
+        notes.append("the account sees only its own connections (SHOW PROCESSLIST without "
+                     "the PROCESS privilege, performance_schema not readable): grant PROCESS "
+                     "or SELECT on performance_schema, or give --connections")
+    return WorkloadEvidence(
+        seconds=s, commits=commits, commits_per_s=t, connections=conns,
+        inside_us_per_trx=inside, outside_us_per_trx=outside, commit_wait_us_per_trx=wait,
+        server_cpu_us_per_trx=server_cpu, background_cpu_us_per_trx=background,
+        other_cpu_us_per_trx=other, statements_per_trx=statements, cpu_cores=cores,
+        redo_syncs_per_s=redo, data_file_syncs_per_s=data, binlog_syncs_per_s=binlog,
+        data_file_sync_us=data_us, commit_statement_us=commit_us, activity=activity, pfs=pfs,
+        server_process={"pid": pid, "local": pid is not None, "reason": pid_reason},
+        notes=notes)
+
+
+def _connections(activity: Activity, option: int | None) -> Input:
+    if option:
+        return Input(float(option), "option", "--connections")
+    if activity.usable and activity.sees_all is not False:
+        return Input(float(activity.connections), "measured",
+                     f"{activity.source}: client connections busy in at least one of "
+                     f"{activity.samples} samples ({activity.idle_connections} only asleep, "
+                     "left out)")
+    why = activity.problem or (
+        "the processlist shows only this account's connections" if activity.sees_all is False
+        else f"too few processlist samples ({activity.samples}) or no busy connection")
+    return unknown(why)
+
+
+def _cpu(facts: ServerFacts, h0: _HostSnapshot | None, h1: _HostSnapshot | None,
+         activity: Activity, commits: int, inside: Input, wait: Input, pid: int | None,
+         pid_reason: str, cores_option: int | None
+         ) -> tuple[Input, Input, Input, Input]:
+    if cores_option:
+        cores = Input(float(cores_option), "option", "--cpu-cores")
+    elif pid is not None:
+        cores = Input(float(os.cpu_count() or 1), "/proc", "the server runs on this host")
+    else:
+        cores = Input(float(os.cpu_count() or 1), "default",
+                      "the server's host is not this one: its cores are not known, this "
+                      "host's count is assumed (--cpu-cores)")
+    if (pid is None or h0 is None or h1 is None or h0.process_s is None
+            or h1.process_s is None or not commits):
+        if inside.value is not None and wait.value is not None:
+            bound = Input(max(0.0, inside.value - wait.value), "bound",
+                          "at most the time inside the server outside the commit wait "
+                          f"(no /proc: {pid_reason})", high=inside.value - wait.value)
+        else:
+            bound = unknown(f"no /proc ({pid_reason}) and no processlist figures")
+        none = unknown(f"no /proc: {pid_reason}")
+        return bound, none, none, cores
+    total_s = h1.process_s - h0.process_s
+    per = 1e6 / commits
+    tids = set(activity.tids)
+    if tids:
+        conn_s = sum(max(0.0, h1.threads[t] - h0.threads.get(t, 0.0))
+                     for t in tids if t in h1.threads)
+        server = Input(conn_s * per, "/proc", f"utime+stime of the {len(tids)} connection "
+                       f"threads (/proc/{pid}/task) / commits")
+        background = Input(max(0.0, total_s - conn_s) * per, "/proc",
+                           "the server's other threads (page cleaner, purge, I/O) / commits")
+    else:
+        server = Input(total_s * per, "/proc", f"utime+stime of process {pid} / commits "
+                       "(connection threads not told apart: no thread ids)")
+        background = unknown("connection threads not told apart")
+    other = unknown("/proc/stat not readable")
+    if h0.machine and h1.machine:
+        busy = h1.machine["busy"] - h0.machine["busy"]
+        own = h1.own_s - h0.own_s
+        other = Input(max(0.0, busy - total_s - own) * per, "/proc",
+                      "/proc/stat busy time less the server's and innoflush's own, / commits: "
+                      "the other processes on this host (the load generator, if it runs "
+                      "here)")
+    return server, background, other, cores
+
+
+def _sync_split(facts: ServerFacts, d: dict, s: float, pfs: perfschema.PfsDelta | None
+                ) -> tuple[Input, Input, Input]:
+    total = d.get("Innodb_data_fsyncs")
+    tc = facts.trx_commit
+    redo: Input
+    if pfs is not None and pfs.redo_syncs is not None:
+        redo = Input(pfs.redo_syncs / s, "performance_schema",
+                     "COUNT_MISC of wait/io/file/innodb/innodb_log_file (an upper bound)")
+    elif pfs is not None and pfs.data_file_syncs is not None and total is not None:
+        redo = Input(max(0, total - pfs.data_file_syncs) / s, "performance_schema",
+                     "Innodb_data_fsyncs less the data files' syncs (COUNT_MISC of "
+                     "innodb_data_file)")
+    elif "Innodb_os_log_fsyncs" in d:
+        redo = Input(d["Innodb_os_log_fsyncs"] / s, "measured", "Innodb_os_log_fsyncs")
+    elif facts.redo_write_through:
+        redo = Input(0.0, "estimated", "the redo log is write-through: no syncs")
+    elif tc in (1, 3) and d.get("Innodb_log_writes") is not None:
+        redo = Input(d["Innodb_log_writes"] / s, "estimated",
+                     "Innodb_log_writes: one sync per redo write at trx_commit=1 "
+                     "(within 2 % of strace's count)")
+    elif total is not None:
+        timer = s / max(facts.flush_log_at_timeout, 1e-3)
+        batches = d.get("Innodb_dblwr_writes", 0)
+        redo = Input(min(total, timer + batches) / s, "estimated",
+                     "one per innodb_flush_log_at_timeout plus one per doublewrite batch "
+                     "(the write-ahead rule); performance_schema would count them",
+                     low=min(total, timer) / s, high=total / s)
+    else:
+        redo = unknown("Innodb_data_fsyncs not counted")
+    if pfs is not None and pfs.data_file_syncs is not None:
+        data = Input(pfs.data_file_syncs / s, "performance_schema",
+                     "COUNT_MISC of wait/io/file/innodb/innodb_data_file (opens and closes "
+                     "too: an upper bound)")
+    elif total is not None and redo.value is not None:
+        lo = None if redo.high is None else max(0.0, total / s - redo.high)
+        hi = None if redo.low is None else max(0.0, total / s - redo.low)
+        data = Input(max(0.0, total / s - redo.value), "estimated",
+                     "Innodb_data_fsyncs less the redo syncs", low=lo, high=hi)
+    else:
+        data = unknown("the redo syncs are not known")
+    if pfs is not None and pfs.binlog_syncs is not None:
+        binlog = Input(pfs.binlog_syncs / s, "performance_schema",
+                       "COUNT_MISC of wait/io/file/sql/binlog")
+    elif facts.log_bin and facts.sync_binlog == 1 and "Binlog_group_commits" in d:
+        binlog = Input(d["Binlog_group_commits"] / s, "estimated",
+                       "Binlog_group_commits: one sync per group at sync_binlog=1")
+    elif not facts.log_bin:
+        binlog = Input(0.0, "estimated", "binary log off")
+    else:
+        binlog = unknown("sync_binlog is not 1 and performance_schema does not count them")
+    return redo, data, binlog
+
+
+def redo_syncs_known(ev: WorkloadEvidence | None) -> tuple[int, str] | None:
+    """The redo syncs over the window when the server counted them itself (for observe)."""
+    if ev is None or ev.redo_syncs_per_s.source != "performance_schema" \
+            or ev.redo_syncs_per_s.value is None:
+        return None
+    return (int(round(ev.redo_syncs_per_s.value * ev.seconds)),
+            f"performance_schema: {ev.redo_syncs_per_s.detail}")
+
+
+def _status_int(session: Any, name: str) -> float | None:
+    try:
+        rows = session.query("SHOW GLOBAL STATUS LIKE %s", (name,))
+        return float(rows[0][1]) if rows else None
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _connection_id(session: Any) -> int | None:
+    try:
+        return int(session.query("SELECT CONNECTION_ID()")[0][0])
+    except Exception:  # noqa: BLE001 - then the status session is counted, as one more
+        return None
