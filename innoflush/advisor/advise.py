@@ -75,7 +75,7 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
                         "contention with its own I/O")
     intervals, evidence = measure_workload(
         session, facts, interval_s=interval_s, samples=samples,
-        open_session=open_session if predict else None, connections=connections,
+        open_session=open_session, connections=connections,
         cpu_cores=cpu_cores, is_local=is_local, progress=progress)
     for iv in intervals:
         if not iv.valid:

@@ -209,7 +209,7 @@ def start_state(status: dict) -> dict | None:
     """The server's redo since its last checkpoint and its dirty pages, from SHOW GLOBAL
     STATUS (MariaDB: Innodb_checkpoint_age; MySQL 8.0.30+: the redo LSNs); None when it
     does not tell."""
-    def num(name):
+    def num(name: str) -> int | None:
         try:
             return int(status[name])
         except (KeyError, TypeError, ValueError):

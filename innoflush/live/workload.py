@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import perfschema
-from .activity import Activity, ActivitySampler, sampling_period
+from .activity import PERIOD_S, Activity, ActivitySampler, sampling_period
 from .facts import ServerFacts
 from .procfs import local_server_pid, machine_cpu, proc_cpu_seconds, thread_cpu
 from .sampling import Interval, combine, estimate_commits, sample
@@ -148,10 +148,9 @@ class WorkloadProbe:
             self.pid, self.pid_reason = None, "connected over the network, not to this host"
         self._pfs0 = perfschema.snapshot(self.session)
         if self.open_session is not None:
-            kw = {"period_s": self.period_s} if self.period_s else {}
             own = _connection_id(self.session)
-            self.sampler = ActivitySampler(self.open_session,
-                                           exclude_ids=[own] if own is not None else [], **kw)
+            self.sampler = ActivitySampler(self.open_session, self.period_s or PERIOD_S,
+                                           exclude_ids=[own] if own is not None else [])
             self.sampler.start()
         self._host0 = _host_snapshot(self.pid)
         self._statements0 = len(getattr(self.session, "statements", []))

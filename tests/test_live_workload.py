@@ -1,0 +1,292 @@
+"""The live workload's measurement, as arithmetic (no server): processlist tallies,
+performance_schema deltas, the /proc process check, the inputs with their sources, and
+what the fit makes of them."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+import pytest
+
+from innoflush.advisor.candidates import candidate_changes, mark_advised
+from innoflush.advisor.device import device_from_profile
+from innoflush.advisor.fit import Check, measured_workload, model_checks
+from innoflush.advisor.predict import SPREAD, _variant
+from innoflush.advisor.rules import Finding
+from innoflush.live import perfschema
+from innoflush.live.activity import (
+    ConnectionTally,
+    is_client_connection,
+    sampling_period,
+    summarize,
+)
+from innoflush.live.facts import facts_from_variables
+from innoflush.live.procfs import local_server_pid
+from innoflush.live.sampling import Interval, observe
+from innoflush.live.workload import Input, evidence
+from innoflush.simulator import Workload
+
+MARIADB = {"version": "10.11.19-MariaDB", "version_comment": "Debian", "innodb_version":
+           "10.11.19", "innodb_flush_method": "O_DIRECT",
+           "innodb_flush_log_at_trx_commit": "1", "innodb_flush_log_at_timeout": "1",
+           "log_bin": "OFF", "sync_binlog": "0", "innodb_doublewrite": "ON",
+           "datadir": "/var/lib/mysql/", "pid_file": "/run/mysqld/mysqld.pid"}
+
+
+# ---- processlist ------------------------------------------------------------------------
+
+def _tally(seen, busy, commit=0, tid=None, user="app"):
+    t = ConnectionTally(user=user, seen=seen, busy=busy, commit_wait=commit, tid=tid)
+    t.states = Counter({"Commit": commit, "Update": busy - commit})
+    return t
+
+
+def test_busy_share_over_the_active_connections_only():
+    tallies = {1: _tally(100, 80, 60, tid=11), 2: _tally(100, 60, 40, tid=12),
+               3: _tally(100, 0)}                     # a pool member that only slept
+    a = summarize(tallies, source="SHOW FULL PROCESSLIST", samples=100, period_s=0.02,
+                  cost_ms=1.0, sees_all=True, queries=102)
+    assert a.connections == 2 and a.idle_connections == 1
+    assert a.busy_share == pytest.approx(0.7)
+    assert a.commit_wait_share == pytest.approx(0.5)
+    assert a.tids == [11, 12]
+    assert a.usable
+    assert not summarize(tallies, source="x", samples=10, period_s=0.02, cost_ms=1.0,
+                         sees_all=True, queries=10).usable       # too few samples
+
+
+def test_background_threads_are_not_client_connections():
+    assert is_client_connection("app", "Query")
+    assert is_client_connection("app", "Sleep")
+    assert not is_client_connection("system user", "Query")
+    assert not is_client_connection("repl", "Binlog Dump GTID")
+    assert not is_client_connection("event_scheduler", "Daemon")
+    assert not is_client_connection("app", None)
+
+
+def test_sampling_period_bounds():
+    assert sampling_period(10.0) == pytest.approx(0.02)
+    assert sampling_period(1.0) == pytest.approx(1 / 150)
+    assert sampling_period(0.1) == pytest.approx(0.005)
+
+
+# ---- performance_schema -------------------------------------------------------------------
+
+def _pfs(data_misc, data_ps, binlog, commits, trx):
+    s = perfschema.PfsSnapshot()
+    s.files = {perfschema.DATA_FILE: (data_misc, data_ps, 0),
+               perfschema.BINLOG: (binlog, binlog * 10**9, binlog)}
+    s.instrumented = {perfschema.DATA_FILE, perfschema.BINLOG}
+    s.commit_stmt = (commits, commits * 2 * 10**9)
+    s.transactions = trx
+    return s
+
+
+def test_pfs_delta_counts_and_microseconds():
+    d = perfschema.delta(_pfs(10, 10 * 10**6, 5, 100, 1000),
+                         _pfs(110, 110 * 10**6 + 100 * 4_000 * 10**6, 25, 300, 3000))
+    assert d.data_file_syncs == 100
+    assert d.data_file_sync_us == pytest.approx(4001.0)      # picoseconds -> µs
+    assert d.binlog_syncs == 20 and d.binlog_sync_us == pytest.approx(1000.0)
+    assert d.redo_syncs is None                 # MariaDB: no redo-log instrument
+    assert d.transactions == 2000
+    assert d.commit_statements == 200 and d.commit_statement_us == pytest.approx(2000.0)
+    assert perfschema.delta(None, _pfs(1, 1, 1, 1, 1)) is None
+
+
+# ---- /proc ----------------------------------------------------------------------------------
+
+def _fake_proc(root, pid, exe, start_ticks, uptime_s):
+    (root / str(pid)).mkdir(parents=True)
+    fields = ["S"] + ["0"] * 18 + [str(start_ticks)] + ["0"] * 30
+    (root / str(pid) / "stat").write_text(f"{pid} (mariadbd) " + " ".join(fields))
+    os.symlink(exe, root / str(pid) / "exe")
+    (root / "uptime").write_text(f"{uptime_s} 0.0\n")
+
+
+def test_local_server_pid_checks_executable_and_age(tmp_path):
+    hz = os.sysconf("SC_CLK_TCK")
+    proc = tmp_path / "proc"
+    _fake_proc(proc, 4242, "/usr/sbin/mariadbd", start_ticks=100 * hz, uptime_s=1100.0)
+    pidf = tmp_path / "mysqld.pid"
+    pidf.write_text("4242\n")
+    pid, why = local_server_pid(str(pidf), 1000.0, proc=str(proc))
+    assert pid == 4242 and "age matches" in why
+    pid, why = local_server_pid(str(pidf), 50.0, proc=str(proc))   # another server
+    assert pid is None and "Uptime" in why
+    pid, why = local_server_pid(str(tmp_path / "none.pid"), 1000.0, proc=str(proc))
+    assert pid is None and "not readable" in why
+    _fake_proc(proc, 777, "/usr/bin/python3", start_ticks=0, uptime_s=1100.0)
+    pidf.write_text("777\n")
+    pid, why = local_server_pid(str(pidf), None, proc=str(proc))
+    assert pid is None and "not a server" in why
+
+
+# ---- the inputs and their sources ------------------------------------------------------------
+
+def _interval(deltas, seconds=10.0):
+    return Interval(0, seconds, True, None, deltas, {}, {}, {})
+
+
+def _activity(conns=4, busy=0.8, commit=0.6, tids=(11, 12, 13, 14)):
+    tallies = {i: _tally(500, int(500 * busy), int(500 * commit), tid=t)
+               for i, t in zip(range(conns), tids, strict=False)}
+    return summarize(tallies, source="performance_schema.threads", samples=500,
+                     period_s=0.02, cost_ms=0.8, sees_all=True, queries=503)
+
+
+def test_evidence_divides_a_transactions_time():
+    facts = facts_from_variables(MARIADB)
+    deltas = {"Com_insert": 40_000, "Questions": 40_600, "Innodb_data_fsyncs": 20_100,
+              "Innodb_log_writes": 20_000}
+    ev = evidence(facts, _interval(deltas), _activity(), None, None, None, 600)
+    # 4 connections, 4,000 commits/s: 1,000 µs of a connection per transaction
+    assert ev.connections.value == 4 and ev.connections.source == "measured"
+    assert ev.inside_us_per_trx.value == pytest.approx(800.0)
+    assert ev.outside_us_per_trx.value == pytest.approx(200.0)
+    assert ev.commit_wait_us_per_trx.value == pytest.approx(600.0)
+    assert ev.statements_per_trx.value == pytest.approx(1.0)     # our own 600 left out
+    assert ev.redo_syncs_per_s.value == pytest.approx(2000.0)    # trx_commit=1
+    assert ev.data_file_syncs_per_s.value == pytest.approx(10.0)
+    # not local (no /proc figures): the CPU is only bounded by the processlist
+    assert ev.server_cpu_us_per_trx.source == "bound"
+    assert ev.server_cpu_us_per_trx.value == pytest.approx(200.0)
+
+
+def test_evidence_at_trx_commit_2_gives_a_range_for_the_redo_syncs():
+    facts = facts_from_variables({**MARIADB, "innodb_flush_log_at_trx_commit": "2"})
+    deltas = {"Com_insert": 40_000, "Questions": 40_000, "Innodb_data_fsyncs": 390,
+              "Innodb_log_writes": 2623, "Innodb_dblwr_writes": 55}
+    ev = evidence(facts, _interval(deltas), _activity(), None, None, None, 0)
+    r = ev.redo_syncs_per_s
+    assert r.source == "estimated"
+    assert r.value == pytest.approx(6.5)                  # 10 timer syncs + 55 batches
+    assert (r.low, r.high) == (pytest.approx(1.0), pytest.approx(39.0))
+    d = ev.data_file_syncs_per_s
+    assert d.low == pytest.approx(0.0) and d.high == pytest.approx(38.0)
+
+
+def test_evidence_with_performance_schema_splits_the_syncs_exactly():
+    facts = facts_from_variables({**MARIADB, "innodb_flush_log_at_trx_commit": "2"})
+    deltas = {"Com_insert": 40_000, "Questions": 40_000, "Innodb_data_fsyncs": 390}
+    pfs = perfschema.PfsDelta(data_file_syncs=315, data_file_sync_us=2500.0,
+                              transactions=40_000)
+    ev = evidence(facts, _interval(deltas), _activity(), pfs, None, None, 0)
+    assert ev.redo_syncs_per_s.source == "performance_schema"
+    assert ev.redo_syncs_per_s.value == pytest.approx(7.5)
+    assert ev.data_file_syncs_per_s.value == pytest.approx(31.5)
+    assert ev.data_file_sync_us.value == 2500.0
+
+
+def test_unknown_connections_without_the_processlist():
+    facts = facts_from_variables(MARIADB)
+    a = summarize({}, source="SHOW FULL PROCESSLIST", samples=500, period_s=0.02,
+                  cost_ms=1.0, sees_all=False, queries=500)
+    ev = evidence(facts, _interval({"Com_insert": 100}), a, None, None, None, 0)
+    assert ev.connections.value is None and ev.connections.source == "unknown"
+    assert any("PROCESS" in n for n in ev.notes)
+    assert Input(4, "option", "--connections").to_dict()["source"] == "option"
+
+
+# ---- the fitted workload -----------------------------------------------------------------
+
+def _ev_with_cpu(cpu, inside=800.0, wait=600.0, outside=200.0):
+    facts = facts_from_variables(MARIADB)
+    ev = evidence(facts, _interval({"Com_insert": 40_000, "Questions": 40_000}),
+                  _activity(), None, None, None, 0)
+    ev.server_cpu_us_per_trx = Input(cpu, "/proc", "test")
+    ev.background_cpu_us_per_trx = Input(10.0, "/proc", "test")
+    ev.other_cpu_us_per_trx = Input(50.0, "/proc", "test")
+    ev.inside_us_per_trx = Input(inside, "measured", "test")
+    ev.commit_wait_us_per_trx = Input(wait, "measured", "test")
+    ev.outside_us_per_trx = Input(outside, "measured", "test")
+    return ev
+
+
+def _observed():
+    return observe(_interval({"Com_insert": 40_000, "Innodb_os_log_written": 16_000_000}),
+                   "mariadb", False, 1)
+
+
+def test_cpu_beyond_the_statements_time_ran_in_the_commit():
+    # 300 µs of CPU, but only 200 µs inside the server outside the commit wait
+    wl, inputs, _, missing = measured_workload(_ev_with_cpu(300.0), _observed(), True)
+    assert not missing
+    assert wl.cpu_us_per_trx == pytest.approx(200.0 + 10.0)   # + the background threads
+    assert wl.sleep_cpu_us == pytest.approx(100.0)            # gone without a sync
+    assert wl.commit_cpu_us == 0.0
+    assert wl.client_us_per_trx == pytest.approx(200.0)
+    assert wl.client_cpu_us_per_trx == pytest.approx(50.0)
+    assert wl.connections == 4 and wl.redo_bytes_per_trx == 400
+    assert inputs["cpu_us_per_trx"]["source"] == "/proc"
+    assert inputs["work_cv"]["source"] == "default"
+    # where commits do not sleep, that CPU stays with every commit
+    wl2, inputs2, _, _ = measured_workload(_ev_with_cpu(300.0), _observed(), False)
+    assert wl2.commit_cpu_us == pytest.approx(100.0)
+    assert inputs2["sleep_cpu_us"]["source"] == "default"
+
+
+def test_missing_inputs_are_named():
+    ev = _ev_with_cpu(100.0)
+    ev.connections = Input(None, "unknown", "only this account's connections")
+    wl, _, _, missing = measured_workload(ev, _observed())
+    assert wl is None and any("connections" in m for m in missing)
+
+
+class _R:
+    duration_s = 10.0
+    tps = 1000.0
+    group_commit = {"commits_per_redo_sync": 2.0}
+    status = {"Innodb_data_fsyncs": 5000, "Innodb_pages_written": 2}
+
+
+def test_model_checks_tolerances_and_noise_floor():
+    o = _observed()
+    o.commits_per_s = 1100.0
+    o.commits_per_redo_sync = 3.0
+    o.redo_syncs_source = "estimated: Innodb_log_writes"
+    o.data_fsyncs_per_s = 510.0
+    o.pages_written_per_s = 1.0
+    c = {x.figure: x for x in model_checks(o, _R())}
+    assert c["tps"].ok is True                     # -9 % within 15 %
+    assert c["commits_per_redo_sync"].ok is False  # -33 %
+    assert c["data_fsyncs_per_s"].ok is True
+    assert c["page_writes_per_s"].ok is None       # noise-sized on both sides
+    assert Check("tps", 100.0, 80.0, 15.0, None).error_pct == pytest.approx(-20.0)
+
+
+# ---- candidates and ranges -----------------------------------------------------------------
+
+def test_every_candidate_with_its_risk(profile_files):
+    facts = facts_from_variables(MARIADB)
+    from simprofiles import consumer_ssd
+    dev = device_from_profile(consumer_ssd())
+    cands = {c.id: c for c in candidate_changes(facts, dev)}
+    assert {"trx-commit=2", "trx-commit=0", "flush-method=fsync",
+            "flush-method=O_DIRECT_NO_FSYNC"} <= set(cands)
+    assert "power loss" in cands["trx-commit=2"].unsafe
+    assert "volatile" in cands["flush-method=O_DIRECT_NO_FSYNC"].unsafe
+    assert cands["flush-method=fsync"].unsafe is None
+    f = Finding("trx-commit.relaxed-allows-2", "performance", "innodb_flush_log_at_trx_commit",
+                "1", "2", [], "", False, [], sim_changes={"innodb_flush_log_at_trx_commit": 2})
+    lst = list(cands.values())
+    mark_advised(lst, [f])
+    assert cands["trx-commit=2"].advised and cands["trx-commit=2"].finding == f.id
+    assert not cands["trx-commit=0"].advised
+    from innoflush.profiles import load_profile
+    plp = device_from_profile(load_profile(profile_files["plp"]))
+    safe = {c.id: c for c in candidate_changes(facts, plp)}
+    assert safe["flush-method=O_DIRECT_NO_FSYNC"].unsafe is None
+
+
+def test_range_variants_keep_or_drop_the_sleeping_commits_cpu():
+    wl = Workload(connections=4, cpu_us_per_trx=100.0, client_us_per_trx=200.0,
+                  client_cpu_us_per_trx=50.0, sleep_cpu_us=40.0)
+    opt = _variant(wl, *SPREAD[0])
+    pess = _variant(wl, *SPREAD[1])
+    assert opt.cpu_us_per_trx < wl.cpu_us_per_trx < pess.cpu_us_per_trx
+    assert opt.sleep_cpu_us > 0 and opt.commit_cpu_us == 0
+    assert pess.sleep_cpu_us == 0 and pess.commit_cpu_us == pytest.approx(42.0)
+    opt.validate()
+    pess.validate()
