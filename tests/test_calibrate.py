@@ -133,15 +133,17 @@ def test_advise_uses_the_profile_instead_of_fitting(calibrated, mariadb_server, 
             "root", "--interval", "1", "--profile", "samsung-990-pro", "--workload",
             "cal-test", "--connections", "2", "--json"],
             env={"MYSQL_PWD": "", "HOME": "/nonexistent"})
-    assert r.exit_code in (0, 3), r.output
+    # 4: samsung-990-pro is not this host's disk, and the model says it cannot explain
+    # what the server did with that device — the workload it used is reported all the same
+    assert r.exit_code in (0, 3, 4), r.output
     adv = json.loads(r.stdout)
     fit = adv["fit"]
     assert fit["source"] == "profile:cal-test"
-    assert fit["steps"] == 1
+    assert [c["figure"] for c in fit["checks"]][0] == "tps"
     # the calibration made at the run's connection count (2), as simulate and lab run
     # pick it (WorkloadProfile.workload_at), not the profile's first (1-connection) one
     assert fit["workload"]["cpu_us_per_trx"] == pytest.approx(wp.workload_at(2)[0].cpu_us_per_trx)
     assert fit["workload"]["cpu_us_per_trx"] == pytest.approx(
         rep["runs"][1]["workload"]["cpu_us_per_trx"])
     assert fit["workload"]["connections"] == 2
-    assert any("not fitted" in a for a in fit["assumptions"])
+    assert any("not measured" in a for a in fit["assumptions"])

@@ -33,10 +33,13 @@ class Candidate:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
+        p = self.predicted
+        if p is not None:   # the changed side is the candidate's (a finding's: recommended)
+            p = {("candidate" if k == "recommended" else k): v for k, v in p.items()}
         return {"id": self.id, "setting": self.setting, "current": self.current,
                 "candidate": self.candidate, "changes": self.changes,
                 "advised": self.advised, "finding": self.finding, "unsafe": self.unsafe,
-                "predicted": self.predicted}
+                "predicted": p}
 
 
 def _trx_commit_risk(v: int, f: ServerFacts) -> str | None:

@@ -3,7 +3,8 @@
 JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
 
 - ``schema``: "innoflush.advice/1".
-- ``exit_code``: 0 nothing to change, 3 recommendations made.
+- ``exit_code``: 0 nothing to change, 3 recommendations made, 4 the model cannot explain
+  the observed workload (no effect predicted).
 - ``server``: ``title``, ``product`` (mysql|percona|mariadb), ``version``,
   ``version_comment``, ``sim_flavor`` (simulator flavor), ``role``
   (primary|replica|galera|read-only), ``role_detail``, ``datadir``, ``datadir_filesystem``
@@ -35,11 +36,24 @@ JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
   ``rows_inserted_per_commit``,
   ``threads_running_avg``, ``pending_fsyncs_max``, ``pending_fsyncs_avg``, ``deltas``
   (counter deltas summed over the valid intervals), ``notes``.
-- ``fit``: null when nothing was simulated; else ``source`` ("fit", or
-  "profile:NAME" with ``--workload``: the profile's workload, not fitted), ``config``
-  (simulator ServerConfig),
-  ``workload`` (fitted Workload), ``observed_tps``, ``simulated_tps``, ``converged``,
-  ``steps``, ``sim_duration_s``, ``wall_s``, ``assumptions``.
+- ``workload``: the measured inputs (innoflush.live.workload): ``seconds``, ``commits``,
+  ``commits_per_s``, then per input {``value``, ``source``, ``detail``, ``low``, ``high``}:
+  ``connections``, ``inside_us_per_trx``, ``outside_us_per_trx``,
+  ``commit_wait_us_per_trx``, ``server_cpu_us_per_trx``, ``background_cpu_us_per_trx``,
+  ``other_cpu_us_per_trx``, ``statements_per_trx``, ``cpu_cores``, ``redo_syncs_per_s``,
+  ``data_file_syncs_per_s``, ``binlog_syncs_per_s``, ``data_file_sync_us``,
+  ``commit_statement_us``; ``activity`` (the processlist samples), ``performance_schema``,
+  ``server_process``, ``notes``.
+- ``fit``: null when nothing was simulated; else ``source`` ("measured", or
+  "profile:NAME" with ``--workload``), ``explained``, ``config`` (simulator
+  ServerConfig), ``workload`` (the simulator Workload, null when an input is missing),
+  ``inputs`` (Workload field -> {value, source, detail}), ``observed_tps``,
+  ``simulated_tps``, ``checks`` [{``figure``, ``observed``, ``model``, ``error_pct``,
+  ``tolerance_pct``, ``ok``, ``note``}], ``reasons``, ``sim_duration_s``, ``wall_s``,
+  ``start``, ``assumptions``.
+- ``candidates``: every single-setting change the model runs: {``id``, ``setting``,
+  ``current``, ``candidate``, ``changes``, ``advised``, ``finding``, ``unsafe``,
+  ``predicted`` (null, or {``current``, ``candidate``, ``change``, ``range``, ``sim``})}.
 - ``findings``: [{``id`` (the rule's id, ``<setting-family>.<situation>`` with the
   family flush-method|trx-commit|sync-binlog|use-fdatasync|doublewrite; every id in
   docs/advisor-rules.md), ``severity`` (data-safety|durability|performance), ``setting``,
@@ -48,7 +62,8 @@ JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
   now; innoflush never runs them], ``predicted``: null or {``current``, ``recommended``:
   {``tps``, ``commit_latency_p50_ms``, ``commit_latency_p99_ms``, ``data_fsyncs_per_s``,
   ``syncs_per_s``}, ``change``: {``tps_pct``, ``commit_latency_p50_pct``,
-  ``commit_latency_p99_pct``, ``data_fsyncs_per_s_pct``}, ``sim`` {``profile``,
+  ``commit_latency_p99_pct``, ``data_fsyncs_per_s_pct``}, ``range`` {``tps_pct``,
+  ``data_fsyncs_per_s_pct``: [low, high]}, ``sim`` {``profile``,
   ``duration_s``, ``seed``, ``changes``, ``fit_converged``}}}], most severe first.
 - ``combined_prediction``: all recommendations at once (same shape as ``predicted``), or
   null when fewer than two are simulated.
