@@ -22,7 +22,7 @@ from test_docs import compare_keys, example_json
 from test_lab_run import assert_no_leak, processes_mentioning
 
 from innoflush.cli import main
-from innoflush.lab import external
+from innoflush.lab import external, servers
 from innoflush.lab import run as labrun
 from innoflush.measure import quick_tests
 
@@ -97,6 +97,9 @@ def test_a_fake_generator_is_measured_by_the_server_s_counters(server_binaries, 
     assert wc["stopped_by"] == "SIGTERM"
     assert any(line.startswith("stopped by signal 15 after") for line in wc["output_tail"])
     assert wc["statements_per_trx"] == 1
+    # the placeholders as the generator received them, the password file private
+    assert any(line.startswith("args threads=2 seconds=") and "db=innoflush_lab" in line
+               and "pwmode=0o600" in line for line in wc["output_tail"])
     m = run["measured"]
     c = m["client"]
     assert c["commits"] > 0 and m["tps"] > 0
@@ -125,6 +128,46 @@ def test_a_fake_generator_is_measured_by_the_server_s_counters(server_binaries, 
     assert text.exit_code == 0, text.output
     assert "workload python" in text.output and "not run (--no-advise)" in text.output
     assert "predicted: none" in text.output
+    assert_no_leak(data)
+
+
+def test_a_workload_advise_cannot_explain_has_no_prediction(server_binaries, tmp_path,
+                                                           generator, monkeypatch):
+    """advise's reworked report (fit.explained, candidates), put on the real one's."""
+    real = servers.advise
+
+    def reworked(*args, **kw):
+        report = real(*args, **kw)
+        report["fit"] = {**(report.get("fit") or {}), "explained": False,
+                         "reasons": ["the commit wait is not explained"], "checks": []}
+        report["candidates"] = [{
+            "id": "trx-commit.2", "setting": "innodb_flush_log_at_trx_commit", "current": "1",
+            "candidate": "2", "changes": {"innodb_flush_log_at_trx_commit": 2},
+            "advised": False, "finding": None, "unsafe": "loses up to 1 s of commits",
+            "predicted": {"current": {"tps": 100.0}, "candidate": {"tps": 250.0},
+                          "change": {"tps_pct": 150.0}, "range": {"tps_pct": [100, 200]}}}]
+        return report
+    monkeypatch.setattr(servers, "advise", reworked)
+    data = _data(tmp_path)
+    args = ["lab", "run", "--profile", "samsung-990-pro", "--datadir-on", str(data),
+            "--duration", "2", "--buffer-pool", "64M",
+            "--workload-prepare", generator + " prepare", "--workload-cmd", generator + " run"]
+    r = CliRunner().invoke(main, [*args, "--json"])
+    assert r.exit_code == 0, r.output
+    run, = json.loads(r.output)["runs"]
+    p = run["predicted"]
+    assert "cannot explain this workload: the commit wait is not explained" in p["missing"]
+    assert all(p[k] is None for k in ("tps", "data_fsyncs_per_s", "commit_latency_p50_ms"))
+    assert all(v is None for v in run["errors_pct"].values())
+    assert run["advise"]["fit"]["explained"] is False
+    cand, = run["advise"]["candidates"]
+    assert cand["ratio"] == 2.5 and cand["ratio_range"] == [2.0, 3.0]
+    assert cand["unsafe"] == "loses up to 1 s of commits"
+    text = CliRunner().invoke(main, args)
+    assert text.exit_code == 0, text.output
+    assert "the model CANNOT explain it" in text.output and "predicted: none" in text.output
+    assert "advise candidate innodb_flush_log_at_trx_commit: 1 -> 2: TPS +150% " \
+        "(×2.00..×3.00); unsafe" in text.output
     assert_no_leak(data)
 
 

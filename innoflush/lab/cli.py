@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sys
 from collections.abc import Callable
 
@@ -474,7 +475,7 @@ def validate_command(ctx, backend, image, basedir, devices, connections, flush_m
             devices=parse_list(devices),
             workloads=workload_commands(list(workload_cmd), list(workload_prepare)),
             changes=parse_list(changes) if changes else list(DEFAULT_CHANGES),
-            command=command_line())
+            command="innoflush " + shlex.join(sys.argv[1:]))   # the commands, quoted
         _validate_output(change_report, lambda progress, line: lab_change_validate(
             cvopts, progress=progress, progress_line=line), as_json, markdown_file,
             show_progress)
