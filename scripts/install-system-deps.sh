@@ -5,6 +5,7 @@
 #   docker.io      - the Docker engine and CLI of the lab's Docker backend tests
 #                    (scripts/docker-engine.sh starts it; it is not started here)
 #   debootstrap    - builds the offline MariaDB image (docker/build-offline-image.sh)
+#   sysbench       - the user's-own-load tests of `lab validate --workload-cmd`
 # Needs root (apt-get). Without it, says so loudly; under CI=true that is an error,
 # because the real-server tests must run there.
 set -uo pipefail
@@ -23,6 +24,7 @@ if ! command -v debootstrap >/dev/null 2>&1 && ! [ -x /usr/sbin/debootstrap ]; t
   # the Debian archive's keys, for debootstrap to check what it downloads (Ubuntu lacks them)
   [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
 fi
+command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then

@@ -258,6 +258,13 @@ def test_lab_keys(name):
     compare_keys(name, example_json(f"{name}-json"))
 
 
+def test_lab_validate_changes_keys():
+    """lab validate --workload-cmd: a report built by its own code from synthetic runs
+    (its real runs take minutes)."""
+    from test_lab_change_validation import synthetic_report
+    compare_keys("lab-validate-changes", synthetic_report())
+
+
 def test_lab_compared_figures():
     from innoflush.lab.report import FIGURES
     doc = documented_keys()
@@ -269,7 +276,7 @@ def test_lab_compared_figures():
 
 def test_every_key_table_is_checked():
     names = {"measure", "profile", "profiles-list", "profiles-compare", "simulate", "tps",
-             "advise", "lab-run", "lab-calibrate", "lab-validate"}
+             "advise", "lab-run", "lab-calibrate", "lab-validate", "lab-validate-changes"}
     assert set(documented_keys()) == names
 
 

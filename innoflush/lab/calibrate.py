@@ -121,6 +121,10 @@ def host_costs(idle, synced, storage, flavor_name: str | None,
                  f"trx_commit=1 less {cpu0:.1f} at 0, over {syncs:.3f} syncs per commit)")
     p50_0 = idle.client["commit_latency_ms"]["p50"]
     p50_1 = synced.client["commit_latency_ms"]["p50"]
+    if p50_0 is None or p50_1 is None:
+        lines.append("host costs: not measured (the COMMIT round trip is not known: an "
+                     "external command's latencies are not seen by the lab)")
+        return {}, lines
     direct = fl.redo_is_direct(1, None)
     op = "fdatasync" if fl.use_fdatasync(None) else "fsync"
     w_us = _p50_us(storage, "write", "none", LOG_WRITE_MAX_SIZE, direct)
@@ -196,7 +200,7 @@ def build_profile(name: str, title: str | None, opts: LabOptions, runs: list[dic
     extra = (host or {}).get("fields") or {}
     first = runs[0]["workload"]
     wl = Workload(**{**first, "connections": 1})
-    spec = opts.spec(runs[0]["connections"]).to_dict()
+    spec = workload_spec(opts, runs[0]["connections"])
     spec.pop("connections", None)
     by = {str(r["connections"]): {k: v for k, v in r["workload"].items() if k != "connections"}
           for r in runs}
@@ -240,9 +244,22 @@ def build_profile(name: str, title: str | None, opts: LabOptions, runs: list[dic
         notes.append("server CPU per transaction by connections: " + ", ".join(
             f"{r['connections']}: {r['workload']['cpu_us_per_trx']:.1f} µs" for r in runs)
             + " (workload_at / lab validate use the matching one)")
-    return WorkloadProfile(name=name, title=title or f"{spec['kind']} workload calibrated on "
+    kind = spec["name"] if spec["kind"] == "command" else spec["kind"]
+    return WorkloadProfile(name=name, title=title or f"{kind} workload calibrated on "
                            f"{platform.node()} ({server.get('version') or 'server'})",
                            workload=wl, provenance=prov, notes=notes)
+
+
+def workload_spec(opts: LabOptions, connections: int) -> dict:
+    """The load the calibration ran: the lab's workload spec, or with --workload-cmd the
+    command (``kind`` "command"; lab run and validate cannot drive such a profile's load
+    by its name: give them the command)."""
+    spec = opts.spec(connections).to_dict()
+    if opts.command is None:
+        return spec
+    return {"kind": "command", **opts.command.to_dict(), "connections": connections,
+            "duration_s": spec["duration_s"], "warmup_s": spec["warmup_s"],
+            "database": spec["database"], "seed": spec["seed"]}
 
 
 def lab_calibrate(opts: LabOptions, save: str | None = None, force: bool = False,
@@ -289,7 +306,7 @@ def lab_calibrate(opts: LabOptions, save: str | None = None, force: bool = False
             "server": server, "storage": {"datadir_on": str(base.parent), "filesystem": fs},
             "emulation": emu, "host": {"cpu_cores": os.cpu_count() or 1,
                                        "name": platform.node()},
-            "workload_spec": opts.spec(opts.connections[0]).to_dict(),
+            "workload_spec": workload_spec(opts, opts.connections[0]),
             "runs": runs, "derivation": derivations,
             "host_costs": (wp.provenance.get("calibration") or {}).get("host_costs"),
             "profile": wp.to_dict(), "saved": str(path) if path else None,
@@ -446,7 +463,8 @@ def render_text(report: dict) -> str:
                "connection (the host's cost of a sync), "
                f"{spec['duration_s']:g} s each"
                + (f" after {spec['warmup_s']:g} s of warm-up" if spec["warmup_s"] else "")
-               + f", workload {spec['kind']}; {report['host']['cpu_cores']} CPU core(s), "
+               + f", workload {spec.get('name') or spec['kind']}; "
+               f"{report['host']['cpu_cores']} CPU core(s), "
                "shared by the server and the clients")
     out.append("")
     out.append("per transaction, by connections:")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sys
 from collections.abc import Callable
 
@@ -12,10 +13,12 @@ import click
 from ..errors import UsageError
 from ..simulator.workload_profile import load_workload
 from ..units import parse_list, parse_size
+from . import change_report, validate_report
 from . import report as run_report
-from . import validate_report
 from .calibrate import lab_calibrate
 from .calibrate import render_text as render_calibrate_text
+from .change_validation import DEFAULT_CHANGES, ChangeValidateOptions, lab_change_validate
+from .command_spec import PLACEHOLDERS, WorkloadCommand, workload_commands
 from .options import BACKENDS, LabOptions
 from .run import lab_run
 from .validate import ValidateOptions, command_line, lab_validate
@@ -79,6 +82,11 @@ def resolve_workload(value: str, rows_per_trx: str | None) -> tuple[str, tuple[i
         return value, _rows_range(rows_per_trx or "1-10"), None
     wp = load_workload(value)          # exit 2 for an unknown name or a bad file
     spec = (wp.provenance or {}).get("spec") or {}
+    if spec.get("kind") == "command":
+        raise UsageError(f"--workload {value}: calibrated on a command's load "
+                         f"({spec.get('name')!r}): the lab cannot drive it by its name; give "
+                         "the command (--workload-cmd), or use the profile with simulate, tps "
+                         "or advise --workload")
     kind = spec.get("kind") if spec.get("kind") in KINDS else "insert"
     if rows_per_trx:
         rows = _rows_range(rows_per_trx)
@@ -87,6 +95,42 @@ def resolve_workload(value: str, rows_per_trx: str | None) -> tuple[str, tuple[i
     else:
         rows = (1, 10)
     return kind, rows, value
+
+
+PLACEHOLDER_LIST = " ".join("{" + p + "}" for p in PLACEHOLDERS)
+
+
+def command_options(repeatable: bool, what: str) -> Callable[[Callable], Callable]:
+    """--workload-cmd and --workload-prepare (the user's own load generator)."""
+    many = " Repeatable: one workload each (NAME=CMD names it)." if repeatable else ""
+    return _stacked((
+        click.option("--workload-cmd", "workload_cmd", multiple=repeatable, default=None,
+                     metavar="[NAME=]CMD",
+                     help=f"Your own load generator instead of the lab's: a shell command "
+                     f"(sh -c) run against each server, with {PLACEHOLDER_LIST} substituted; "
+                     f"{what}{many}"),
+        click.option("--workload-prepare", "workload_prepare", multiple=repeatable,
+                     default=None, metavar="[NAME=]CMD",
+                     help="A command run to its end on each fresh server before the "
+                     "warm-up (same placeholders), e.g. sysbench's prepare."
+                     + (" Bare: for every workload; NAME=CMD: that workload's." if repeatable
+                        else "")),
+    ))
+
+
+def one_command(cmd: str | None, prepare: str | None) -> WorkloadCommand | None:
+    """lab run's and calibrate's --workload-cmd (one), or None."""
+    if cmd is None:
+        if prepare is not None:
+            raise UsageError("--workload-prepare needs --workload-cmd")
+        return None
+    return workload_commands([cmd], [prepare] if prepare is not None else [])[0]
+
+
+def _given(ctx: click.Context, *names: str) -> list[str]:
+    """The options among names given on the command line (not their defaults)."""
+    return ["--" + n.replace("_", "-") for n in names
+            if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
 
 
 def _sync_binlog(text: str | None) -> list[int | None]:
@@ -187,6 +231,8 @@ def lab_group() -> None:
 @click.option("--rows-per-trx", default=None,
               help="insert workload: rows per transaction, N or MIN-MAX (uniform) "
               "[1-10].")
+@command_options(False, "predictions then come from advise's fit of what it measured "
+                 "(docs/commands/lab-run.md).")
 @click.option("--datadir-on", default=None, type=click.Path(file_okay=False),
               help="Directory on the storage to test; the datadirs go under it (default: "
                    "the current directory).")
@@ -215,11 +261,17 @@ def lab_group() -> None:
               help="Workload and simulation seed.")
 @click.option("--json", "as_json", is_flag=True,
               help="JSON output (keys: innoflush/lab/report.py, and the README).")
-def run_command(backend, image, basedir, flush_method, trx_commit, sync_binlog, log_bin,
-                connections, duration, warmup, workload, rows_per_trx, datadir_on, profile_ref,
-                measure, buffer_pool, port, server_options, no_advise, emulate_ref,
-                emulate_channels, seed, as_json) -> None:
+@click.pass_context
+def run_command(ctx, backend, image, basedir, flush_method, trx_commit, sync_binlog, log_bin,
+                connections, duration, warmup, workload, rows_per_trx, workload_cmd,
+                workload_prepare, datadir_on, profile_ref, measure, buffer_pool, port,
+                server_options, no_advise, emulate_ref, emulate_channels, seed,
+                as_json) -> None:
     parse_size(buffer_pool)
+    command = one_command(workload_cmd, workload_prepare)
+    if command is not None and _given(ctx, "workload", "rows_per_trx"):
+        raise UsageError(f"{' and '.join(_given(ctx, 'workload', 'rows_per_trx'))}: not with "
+                         "--workload-cmd (the command is the load)")
     kind, rows, workload_ref = resolve_workload(workload, rows_per_trx)
     opts = LabOptions(
         backend=backend, image=image, basedir=basedir,
@@ -229,7 +281,8 @@ def run_command(backend, image, basedir, flush_method, trx_commit, sync_binlog, 
         workload=kind, rows_per_trx=rows, datadir_on=datadir_on,
         profile_ref=profile_ref, measure=measure, buffer_pool=buffer_pool, port=port,
         extra=_extra(server_options), advise=not no_advise, seed=seed,
-        emulate=emulate_ref, emulate_channels=emulate_channels, workload_ref=workload_ref)
+        emulate=emulate_ref, emulate_channels=emulate_channels, workload_ref=workload_ref,
+        command=command)
     run_phase, line = _progress(not as_json and sys.stderr.isatty())
     report = _interruptible(lambda: lab_run(opts, progress=run_phase, progress_line=line))
     click.echo(run_report.to_json(report) if as_json else run_report.render_text(report),
@@ -269,6 +322,8 @@ Exit codes: 0 done; 2 usage error (bad option, the name exists without --force);
               show_default=True, help="The load generator's workload.")
 @click.option("--rows-per-trx", default="1-10", show_default=True,
               help="insert workload: rows per transaction, N or MIN-MAX.")
+@command_options(False, "the profile then holds what a transaction of it costs "
+                 "(docs/commands/lab-calibrate.md).")
 @click.option("--datadir-on", default=None, type=click.Path(file_okay=False),
               help="Directory the servers' datadirs go under (default: the current one).")
 @click.option("--emulate", "emulate_ref", default=None, metavar="PROFILE",
@@ -286,11 +341,17 @@ Exit codes: 0 done; 2 usage error (bad option, the name exists without --force);
 @click.option("--force", is_flag=True, help="Replace a saved profile of that name.")
 @click.option("--title", default=None, help="The profile's title.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
-def calibrate_command(backend, image, basedir, flush_method, log_bin, connections, duration,
-                      warmup, workload, rows_per_trx, datadir_on, emulate_ref,
-                      emulate_channels, profile_ref, measure, buffer_pool, server_options,
-                      port, seed, save_name, force, title, as_json) -> None:
+@click.pass_context
+def calibrate_command(ctx, backend, image, basedir, flush_method, log_bin, connections,
+                      duration, warmup, workload, rows_per_trx, workload_cmd, workload_prepare,
+                      datadir_on, emulate_ref, emulate_channels, profile_ref, measure,
+                      buffer_pool, server_options, port, seed, save_name, force, title,
+                      as_json) -> None:
     parse_size(buffer_pool)
+    command = one_command(workload_cmd, workload_prepare)
+    if command is not None and _given(ctx, "workload", "rows_per_trx"):
+        raise UsageError(f"{' and '.join(_given(ctx, 'workload', 'rows_per_trx'))}: not with "
+                         "--workload-cmd (the command is the load)")
     if (profile_ref or measure) and not emulate_ref:
         raise UsageError("--profile/--measure describe this host's storage for --emulate; "
                          "without --emulate the calibration needs no device profile")
@@ -304,7 +365,7 @@ def calibrate_command(backend, image, basedir, flush_method, log_bin, connection
         rows_per_trx=_rows_range(rows_per_trx), datadir_on=datadir_on,
         profile_ref=profile_ref, measure=measure, buffer_pool=buffer_pool, port=port,
         extra=_extra(server_options), advise=False, seed=seed, emulate=emulate_ref,
-        emulate_channels=emulate_channels)
+        emulate_channels=emulate_channels, command=command)
     run_phase, line = _progress(not as_json and sys.stderr.isatty())
     report = _interruptible(lambda: lab_calibrate(opts, save=save_name, force=force,
                                                   title=title, progress=run_phase,
@@ -359,6 +420,12 @@ report is still written) or another failure; 130 interrupted.
                    "profile to predict with (no calibration runs).")
 @click.option("--rows-per-trx", default=None, help="insert workload: rows per transaction "
               "[1-10].")
+@command_options(True, "then each cell is a change (--changes): a before and an after run "
+                 "under it, advise's predicted ratio beside the measured one "
+                 "(docs/commands/lab-validate.md).")
+@click.option("--changes", default=None, metavar="LIST",
+              help="With --workload-cmd: the changes to validate, comma-separated "
+              f"[{','.join(DEFAULT_CHANGES)}].")
 @click.option("--preload-rows", type=int, default=None,
               help="Rows loaded before each cell (default 10,000).")
 @click.option("--datadir-on", default=None, type=click.Path(file_okay=False),
@@ -382,13 +449,39 @@ report is still written) or another failure; 130 interrupted.
 @click.option("--progress/--no-progress", "show_progress", default=None,
               help="Progress lines on stderr (default: when it is a terminal and not "
               "--json).")
-def validate_command(backend, image, basedir, devices, connections, flush_method, trx_commit,
-                     duration, warmup, calibrate_duration, replicates, workload_value,
-                     rows_per_trx,
+@click.pass_context
+def validate_command(ctx, backend, image, basedir, devices, connections, flush_method,
+                     trx_commit, duration, warmup, calibrate_duration, replicates,
+                     workload_value, rows_per_trx, workload_cmd, workload_prepare, changes,
                      preload_rows, datadir_on, profile_ref, measure, emulate_channels,
                      buffer_pool, server_options, save_workload, force, seed, as_json,
                      markdown_file, show_progress) -> None:
     parse_size(buffer_pool)
+    if workload_cmd or workload_prepare:
+        stale = _given(ctx, "flush_method", "trx_commit", "calibrate_duration", "replicates",
+                       "rows_per_trx", "preload_rows", "save_workload", "force")
+        if ctx.get_parameter_source("workload_value") == click.core.ParameterSource.COMMANDLINE:
+            stale.append("--workload")
+        if stale:
+            raise UsageError(f"{', '.join(stale)}: not with --workload-cmd (each cell is a "
+                             "change: --changes)")
+        cvopts = ChangeValidateOptions(
+            lab=LabOptions(backend=backend, image=image, basedir=basedir,
+                           connections=parse_list(connections, int), duration_s=duration,
+                           warmup_s=warmup, datadir_on=datadir_on, profile_ref=profile_ref,
+                           measure=measure, buffer_pool=buffer_pool,
+                           extra=_extra(server_options), seed=seed,
+                           emulate_channels=emulate_channels),
+            devices=parse_list(devices),
+            workloads=workload_commands(list(workload_cmd), list(workload_prepare)),
+            changes=parse_list(changes) if changes else list(DEFAULT_CHANGES),
+            command="innoflush " + shlex.join(sys.argv[1:]))   # the commands, quoted
+        _validate_output(change_report, lambda progress, line: lab_change_validate(
+            cvopts, progress=progress, progress_line=line), as_json, markdown_file,
+            show_progress)
+        return
+    if changes is not None:
+        raise UsageError("--changes is for --workload-cmd")
     kind, rows, workload_ref = resolve_workload(workload_value, rows_per_trx)
     if preload_rows is not None and preload_rows < 1:
         raise UsageError("--preload-rows must be at least 1")
@@ -402,6 +495,15 @@ def validate_command(backend, image, basedir, devices, connections, flush_method
     vopts = ValidateOptions(lab=lab, devices=parse_list(devices), workload_ref=workload_ref,
                             calibrate_duration_s=calibrate_duration, replicates=replicates,
                             save_workload=save_workload, force=force, command=command_line())
+    _validate_output(validate_report, lambda progress, line: lab_validate(
+        vopts, progress=progress, progress_line=line), as_json, markdown_file, show_progress)
+
+
+def _validate_output(renderer, run, as_json: bool, markdown_file: str | None,
+                     show_progress: bool | None) -> None:
+    """Run a validation (run(progress, progress_line)), write its Markdown, print it
+    (text or JSON: the renderer module's render_text/to_json/render_markdown); exit 1
+    when a cell failed."""
     if markdown_file:
         try:
             with open(markdown_file, "a", encoding="utf-8"):
@@ -417,12 +519,11 @@ def validate_command(backend, image, basedir, devices, connections, flush_method
 
     def line(text: str) -> None:
         click.echo(f"[validate] {text}", err=True)
-    report = _interruptible(lambda: lab_validate(vopts, progress=run_phase if show else None,
-                                                 progress_line=line if show else None))
+    report = _interruptible(lambda: run(run_phase if show else None, line if show else None))
     if markdown_file:
         with open(markdown_file, "w", encoding="utf-8") as f:
-            f.write(validate_report.render_markdown(report))
-    click.echo(validate_report.to_json(report) if as_json
-               else validate_report.render_text(report), nl=False)
+            f.write(renderer.render_markdown(report))
+    click.echo(renderer.to_json(report) if as_json else renderer.render_text(report),
+               nl=False)
     if any("error" in c for d in report["devices"] for c in d.get("cells", [])):
         sys.exit(1)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InnoflushError, UsageError
 from ..simulator.flavors import FLUSH_METHODS
+from .command_spec import WorkloadCommand
 from .local import port_in_use
 from .workload import KINDS, WorkloadSpec
 
@@ -50,6 +51,7 @@ class LabOptions:
     workload_ref: str | None = None   # a workload profile to predict with (lab calibrate)
     preload_rows: int | None = None   # rows loaded before a run (None: the workload's 10,000)
     watch_extensions: bool = False    # poll the InnoDB files' sizes: the extension step
+    command: WorkloadCommand | None = None   # the user's load generator (--workload-cmd)
 
     def validate(self) -> None:
         if self.backend not in BACKENDS:
@@ -89,6 +91,11 @@ class LabOptions:
                              "port or leave --port out to get a free one")
         spec = self.spec(self.connections[0])
         spec.validate()
+        if self.command is not None:
+            self.command.validate()
+            if self.backend != "local" and "socket" in self.command.placeholders():
+                raise UsageError("{socket}: the docker backend's server has no socket on "
+                                 "this host; use {host} and {port}")
 
     def spec(self, connections: int) -> WorkloadSpec:
         extra = {} if self.preload_rows is None else {"preload_rows": self.preload_rows}

@@ -161,14 +161,16 @@ def _workload_line(w: dict) -> str:
             f"tablespace(s), growth {num(w['growth_bytes_per_trx'])} B/trx")
 
 
-def render_run(r: dict, total: int) -> str:
-    out: list[str] = []
+def _run_head(r: dict, total: int) -> list[str]:
+    """A run's first lines: its settings, what the server ran with, the figures table."""
     q = r["requested"]
     head = (f"run {r['index']}/{total}: {q['innodb_flush_method']}, trx_commit="
             f"{q['innodb_flush_log_at_trx_commit']}, log_bin {_onoff(q['log_bin'])}"
             + (f", sync_binlog={q['sync_binlog']}" if q["sync_binlog"] is not None else "")
             + f", {q['connections']} connection(s)")
-    out.append(head)
+    if r.get("workload_command"):
+        head += f" — workload {r['workload_command']['name']}"
+    out = [head]
     b = r["read_back"]
     out.append(f"  server ran with: {_read_back_line(b)} — "
                + ("as requested" if r["settings_match"] else "NOT as requested"))
@@ -177,7 +179,87 @@ def render_run(r: dict, total: int) -> str:
     table = tabulate(rows, headers=["figure", "measured", "predicted", "error"],
                      tablefmt="simple", disable_numparse=True, colalign=("left", "right",
                                                                          "right", "right"))
-    out += ["  " + line for line in table.splitlines()]
+    return out + ["  " + line for line in table.splitlines()]
+
+
+def _advise_lines(a: dict) -> list[str]:
+    if a.get("error"):
+        return [f"  advise: {a['error']}"]
+    if a["findings"]:
+        return [f"  advise [{f['severity']}] {f['setting']}: {f['current']} -> "
+                f"{f['recommended']}" for f in a["findings"]]
+    return ["  advise: nothing to change"]
+
+
+def _explained(fit: dict) -> str:
+    return {True: "explains it", False: "CANNOT explain it",
+            None: "did not say whether it explains it"}[fit.get("explained")]
+
+
+def render_command_run(r: dict, total: int) -> str:
+    """A --workload-cmd run: measured from the server's counters, predicted from
+    advise's fit of the workload (lab/command_run.py)."""
+    out = _run_head(r, total)
+    m, p, wc = r["measured"], r["predicted"], r["workload_command"]
+    c, o = m["client"], m["observed"]
+    cc = c["client_cpu"]
+    out.append(f"  measured: {c['commits']:,} commits in {c['seconds']:.1f} s (the server's "
+               f"counters: {o.get('commits_source')}); the command's own latency is not "
+               "seen by the lab")
+    out.append(f"  CPU: server {num(m['server_cpu_s'])} s ({num(m['server_cpu_us_per_trx'])} "
+               f"µs/trx); the command's {cc.get('processes', '?')} process(es) "
+               f"{num(cc['cpu_s'])} s ({num(cc['cpu_us_per_trx'])} µs/trx, "
+               f"{cc['share_of_machine']:.0%} of the machine)"
+               + (f"; machine {m['machine_cpu_busy']:.0%} busy"
+                  if m.get("machine_cpu_busy") is not None else "")
+               + ("; CLIENT-BOUND" if cc["bottleneck"] else ""))
+    a = r["advise"]
+    fit = a.get("fit") or {}
+    if a.get("error"):
+        out.append(f"  advise's fit: none ({a['error']})")
+    else:
+        out.append(f"  advise's fit: the model {_explained(fit)}"
+                   + (": " + "; ".join(fit["reasons"]) if fit.get("reasons") else ""))
+    if p.get("missing"):
+        out.append(f"  predicted: none — {p['missing']}")
+    else:
+        out.append(f"  fed to the model (advise's fitted workload): "
+                   f"{_workload_line(r['workload'])}")
+        out.append(f"  predicted: {p['sim_duration_s']:g} simulated s, CPU "
+                   f"{p['cpu_util']:.0%}, device flush busy {p['device_flush_util']:.0%}")
+    out.append(f"  measured by the lab (not used): {_workload_line(r['derived_workload'])}")
+    emu = r.get("emulation")
+    if emu:
+        out.append(f"  emulation: the server's {emu['delayed_calls']:,} syncs were delayed "
+                   f"({emu['slept_s']:g} s slept in all, over the server's life)")
+    for x in a.get("candidates") or []:
+        what = (f"TPS {pct(x['tps_pct'])}" if x.get("tps_pct") is not None
+                else x.get("missing") or "no prediction")
+        if x.get("ratio_range"):
+            lo, hi = x["ratio_range"]
+            what += f" (×{lo:.2f}..×{hi:.2f})"
+        out.append(f"  advise candidate {x.get('setting')}: {x.get('current')} -> "
+                   f"{x.get('candidate')}: {what}"
+                   + ("; advised" if x.get("advised") else "")
+                   + (f"; unsafe: {x['unsafe']}" if x.get("unsafe") else ""))
+    if not a.get("error"):
+        out += _advise_lines(a)
+    ended = (f"stopped by {wc['stopped_by']} at the window's end" if wc.get("stopped_by")
+             else "ended by itself")
+    out.append(f"  the command: {ended}"
+               + (f" (exit {wc['exit_code']})" if wc.get("exit_code") is not None else "")
+               + f"; {{threads}}={wc['threads']}, {{seconds}}={wc['seconds']}; "
+               f"{wc.get('statements_per_trx') or '?'} statement(s) per transaction")
+    for n in r["notes"]:
+        out.append(f"  note: {n}")
+    return "\n".join(out)
+
+
+def render_run(r: dict, total: int) -> str:
+    if r.get("workload_command"):
+        return render_command_run(r, total)
+    out = _run_head(r, total)
+    m, p = r["measured"], r["predicted"]
     c = m["client"]
     cc = c["client_cpu"]
     out.append(f"  measured: {c['commits']:,} commits in {c['seconds']:.1f} s; transaction "
@@ -216,15 +298,7 @@ def render_run(r: dict, total: int) -> str:
     out.append(f"  predicted: {p['sim_duration_s']:g} simulated s, CPU "
                f"{p['cpu_util']:.0%}, device flush busy {p['device_flush_util']:.0%}, "
                f"commits per redo sync {num(p['group_commit'].get('commits_per_redo_sync'))}")
-    a = r["advise"]
-    if a.get("error"):
-        out.append(f"  advise: {a['error']}")
-    elif a["findings"]:
-        for f in a["findings"]:
-            out.append(f"  advise [{f['severity']}] {f['setting']}: {f['current']} -> "
-                       f"{f['recommended']}")
-    else:
-        out.append("  advise: nothing to change")
+    out += _advise_lines(r["advise"])
     for n in r["notes"]:
         out.append(f"  note: {n}")
     return "\n".join(out)
@@ -281,6 +355,12 @@ def render_text(report: dict) -> str:
     out.append(f"workload: {w['description']}; {w['duration_s']:g} s per run; "
                f"{report['host']['cpu_cores']} CPU core(s) on this host, shared by the "
                "server and the clients")
+    if w.get("kind") == "command":
+        out.append(f"  command: {w['command']}")
+        if w.get("prepare"):
+            out.append(f"  prepare: {w['prepare']}")
+        out.append("  the predictions: the simulator on the workload advise fitted from its "
+                   "measurement of the command's load, at each run's settings")
     out.append("")
     total = len(report["runs"])
     for r in report["runs"]:
@@ -295,4 +375,5 @@ def render_text(report: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["SCHEMA", "num", "pct", "render_text", "summary_table", "to_json"]
+__all__ = ["SCHEMA", "num", "pct", "render_command_run", "render_text", "summary_table",
+           "to_json"]

@@ -51,7 +51,9 @@ from ..measure.run import QUICK_DURATION_S
 from ..profiles import load_profile
 from ..simulator.workload_profile import WorkloadProfile, load_workload
 from .clients import WorkloadResult, run_workload
+from .command_run import command_run_doc, command_workload_doc
 from .emulate import Emulation, emulation_result, make_emulation, preload_complaints
+from .external import command_load
 from .hostprobe import (
     ExtensionWatch,
     files_delta,
@@ -87,6 +89,8 @@ from .workload import WorkloadError, WorkloadSpec, prepare
 
 # Keyword arguments for innoflush.measure.measure_profile; None: its --quick preset.
 MEASURE_KW: dict | None = None
+# how long a predicting advise may simulate after its sampling (its fit and candidates)
+ADVISE_PREDICT_TIMEOUT_S = 600.0
 
 
 # ---- one run (measure, then predict) ---------------------------------------------------
@@ -117,6 +121,7 @@ class Measured:
     emulation: dict | None = None
     extensions: dict | None = None
     start: dict | None = None         # start_state(): before the warm-up
+    command: dict | None = None       # --workload-cmd: the command, how it ended
 
     @property
     def client(self) -> dict:
@@ -155,10 +160,12 @@ class Measured:
     def derive(self) -> tuple:
         """derive_workload on this run's measurements: (Workload, derivation lines)."""
         rt_us, rt_src = self.round_trip()
+        statements = ((self.command or {}).get("statements_per_trx")
+                      or self.spec.statements_per_trx)
         return derive_workload(
             connections=self.plan.connections, commits=self.wr.commits,
             server_cpu_s=self.server_cpu_s, client_cpu_s=self.client["client_cpu"]["cpu_s"],
-            statements_per_trx=self.spec.statements_per_trx, round_trip_us=rt_us,
+            statements_per_trx=statements, round_trip_us=rt_us,
             round_trip_source=rt_src, observed=self.observed, files=self.files,
             extensions=self.extensions, deltas=dict(self.iv.deltas),
             dirty_growth=self.iv.gauge_deltas.get("Innodb_buffer_pool_pages_dirty"))
@@ -166,9 +173,12 @@ class Measured:
 
 
 def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
-                emulation: Emulation | None = None, profile=None) -> Measured:
-    """Start a server (emulating a device if asked), drive the workload, take the
-    deltas and the CPU times, stop it. Nothing is predicted here."""
+                emulation: Emulation | None = None, profile=None,
+                advise_predict: bool = False) -> Measured:
+    """Start a server (emulating a device if asked), drive the workload — the lab's
+    client processes, or with opts.command the user's command (lab/external.py) —, take
+    the deltas and the CPU times, stop it. Nothing is predicted here; advise_predict:
+    advise, when it runs, predicts too (on `profile`)."""
     spec = opts.spec(plan.connections)
     cores = os.cpu_count() or 1
     requested = plan.requested(opts)
@@ -180,6 +190,7 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
                                                opts.backend)
     server = make_server(opts, workdir, server_options(opts, plan), **server_kw)
     advisor = None
+    load = None
     complaints: list[str] = []
     try:
         say("starting the server" + (f" (emulating {emulation.profile.name})"
@@ -195,13 +206,19 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
         facts = gather_facts(session)
         back = read_back(facts)
         mismatch = settings_mismatch(requested, back)
-        say("creating the schema and preloading")
-        prepare(conn, spec)
+        params = connection_params(server)
+        if opts.command is None:
+            say("creating the schema and preloading")
+            prepare(conn, spec)
+        else:
+            load = command_load(opts, server, workdir, spec, params, facts)
+            say(f"preparing the server for {opts.command.name}"
+                + (" (--workload-prepare)" if opts.command.prepare else ""))
+            load.prepare(conn)
         pid = server.server_pid()
         port = server.port
         rtt = loopback(conn, server_pid=pid)
         threads_pre = thread_cpu(pid) if pid else {}
-        params = connection_params(server)
         snaps: dict = {}
         watch = ExtensionWatch(server.datadir) if opts.watch_extensions else None
 
@@ -217,27 +234,43 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
 
         def during():
             nonlocal advisor
-            say(f"measuring the {spec.kind} workload for {spec.duration_s:g} s")
+            say(f"measuring the {opts.command.name if load else spec.kind} workload for "
+                f"{spec.duration_s:g} s")
             if opts.advise:
+                # an external command's connections are advise's to measure
                 advisor = AdviseThread(server, profile, max(1.0, spec.duration_s - 1.0),
-                                        plan.connections, is_local=opts.backend == "local")
+                                        None if load else plan.connections,
+                                        is_local=opts.backend == "local",
+                                        predict=advise_predict)
                 advisor.start()
 
+        def at_end():
+            snaps["b"] = status_snapshot(session)
+            snaps["cpu1"] = proc_cpu_seconds(pid) if pid else None
+            snaps["threads1"] = thread_cpu(pid) if pid else {}
+            snaps["sched1"] = schedstat(pid)
+            snaps["mach1"] = machine_cpu()
+            snaps["files1"] = innodb_files(server.datadir)
+
         start = start_state(status_snapshot(session).status)
-        say("starting the client processes"
+        say(("starting the client processes" if load is None else
+             f"starting {opts.command.name}")
             + (f" ({spec.warmup_s:g} s of warm-up first)" if spec.warmup_s else ""))
         try:
-            wr = run_workload(params, spec, cores, at_start=at_start, during=during)
+            if load is None:
+                wr = run_workload(params, spec, cores, at_start=at_start, during=during)
+                at_end()
+            else:
+                load.drive(lambda: status_snapshot(session).status, at_start, during,
+                           at_end)
         finally:
             if watch is not None and watch.is_alive():
                 watch.stop_event.set()
                 watch.join(timeout=5)
-        b = status_snapshot(session)
-        cpu1 = proc_cpu_seconds(pid) if pid else None
-        threads1 = thread_cpu(pid) if pid else {}
-        sched1 = schedstat(pid)
-        mach1 = machine_cpu()
-        files1 = innodb_files(server.datadir)
+            if load is not None:
+                load.stop()
+        b, cpu1, threads1 = snaps["b"], snaps["cpu1"], snaps["threads1"]
+        sched1, mach1, files1 = snaps["sched1"], snaps["mach1"], snaps["files1"]
         if advisor is not None:
             advisor.join(timeout=max(5.0, spec.duration_s))
         iv = interval_between(0, snaps["a"], b)
@@ -245,14 +278,19 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
             raise LabError(f"the status counters cannot be used: {iv.problem}")
         observed = observe(iv, facts.product, facts.log_bin, facts.trx_commit,
                            facts.flush_log_at_timeout, facts.redo_write_through)
+        if load is not None:
+            wr = load.result(observed, iv, cores)
         session.close()
         if emulation is not None:
             complaints = preload_complaints(server)
         say("stopping the server")
     finally:
+        if load is not None:
+            load.stop()
         server.stop()
         if advisor is not None:
-            advisor.join(timeout=5)
+            # a predicting advise simulates after its sampling: the server is not needed
+            advisor.join(timeout=ADVISE_PREDICT_TIMEOUT_S if advise_predict else 5)
     if server.is_running():
         raise LabError("the server is still running after stop()")
     emu = None
@@ -328,7 +366,8 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
                     mismatch=mismatch, observed=observed, iv=iv, wr=wr, rtt=rtt, pid=pid,
                     port=port, server_cpu_s=server_cpu_s, split=split, files=files,
                     usage=usage, runq=runq, notes=notes, advisor=advisor, emulation=emu,
-                    extensions=watch.result() if watch is not None else None, start=start)
+                    extensions=watch.result() if watch is not None else None, start=start,
+                    command=load.doc() if load is not None else None)
 
 
 def workload_for(base_workload, connections: int):
@@ -348,9 +387,12 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress,
     reported, as ``derived_workload``). commit_base_ms: what a COMMIT costs besides the
     wait for durability (a calibration's COMMIT round trip at trx_commit=0), added to the
     simulated commit latencies; None: one measured SELECT 1 round trip."""
-    m = measure_one(opts, plan, workdir, progress, emulation, profile)
+    m = measure_one(opts, plan, workdir, progress, emulation, profile,
+                    advise_predict=opts.command is not None)
     say = (lambda phase: progress(plan, phase)) if progress else (lambda phase: None)
     say("simulating the same configuration")
+    if opts.command is not None:
+        return command_run_doc(opts, plan, m, workdir, profile)
     cores = os.cpu_count() or 1
     derived, lines = m.derive()
     config, cfg_notes = sim_config(m.facts, cores, workdir.parent)
@@ -542,7 +584,8 @@ def lab_run(opts: LabOptions, progress=None, progress_line=None) -> dict:
         "device": device_from_profile(profile, source).to_dict(),
         "emulation": emulation.to_dict() if emulation else None,
         "host": {"cpu_cores": os.cpu_count() or 1},
-        "workload": opts.spec(opts.connections[0]).to_dict() | {
+        "workload": command_workload_doc(opts) if opts.command else
+        opts.spec(opts.connections[0]).to_dict() | {
             "connections": list(opts.connections), "description":
             opts.spec(opts.connections[0]).describe()},
         "calibrated_workload": calibrated_summary(wp),

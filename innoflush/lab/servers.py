@@ -174,13 +174,16 @@ def loopback(conn, n: int = LOOPBACK_ROUND_TRIPS, server_pid: int | None = None)
 # ---- advise during a run ----------------------------------------------------------------------
 
 class AdviseThread(threading.Thread):
-    """advise() (sampling and rules, no simulation) on its own session, during the run."""
+    """advise() on its own session, during the run: sampling and rules, and with predict
+    (an external workload's run: lab/external.py) its fit and predictions on `profile`
+    too. connections None: advise measures them."""
 
-    def __init__(self, server, profile, interval_s: float, connections: int,
-                 is_local: bool):
+    def __init__(self, server, profile, interval_s: float, connections: int | None,
+                 is_local: bool, predict: bool = False):
         super().__init__(name="innoflush-lab-advise", daemon=True)
         self.server, self.profile, self.is_local = server, profile, is_local
         self.interval_s, self.connections = interval_s, connections
+        self.predict = predict and profile is not None
         self.result: dict | None = None
         self.error: str | None = None
 
@@ -191,7 +194,8 @@ class AdviseThread(threading.Thread):
             self.result = advise(session, conn_public={
                 "target": f"{self.server.HOST}:{self.server.port}", "user": "root",
                 "tls": False, "password_source": "none"}, is_local=self.is_local,
-                interval_s=self.interval_s, samples=1, profile=self.profile, predict=False,
+                interval_s=self.interval_s, samples=1, profile=self.profile,
+                predict=self.predict,
                 connections=self.connections)
         except Exception as exc:  # noqa: BLE001 - reported in the run, not fatal
             self.error = f"{type(exc).__name__}: {exc}"

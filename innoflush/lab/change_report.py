@@ -1,0 +1,223 @@
+"""The report of `innoflush lab validate --workload-cmd` (lab/change_validation.py): text
+tables, Markdown, JSON.
+
+JSON keys (``--json``; schema ``innoflush.lab-validate-changes/1``):
+
+- ``schema``, ``date`` (UTC), ``command``, ``wall_s``, ``backend``, ``image``,
+  ``server`` {``version``, ``sim_flavor``}, ``host`` (as lab validate's), ``storage``
+  {``datadir_on``, ``filesystem``};
+- ``matrix``: ``devices``, ``workloads`` [{``name``, ``command``, ``prepare``}],
+  ``connections``, ``changes`` [{``id``, ``setting``, ``before``, ``after``, ``title``,
+  ``log_bin``, ``needs_nonvolatile_cache``}], ``duration_s``, ``warmup_s``,
+  ``buffer_pool``, ``extra``, ``factor`` (1.3), ``flat_band_pct`` (3);
+- ``devices``: [{``name``, ``ref``, ``kind`` (local|emulated), ``profile`` {``name``,
+  ``title``, ``source``}, ``emulation`` (emulated), ``nonvolatile_cache``, ``skipped``
+  (when this host cannot emulate it), ``cells``, ``summary``}];
+  - a cell: ``device``, ``workload``, ``connections``, ``change``, ``setting``,
+    ``before_value``, ``after_value``, ``before`` and ``after`` (each run's ``tps``,
+    ``data_fsyncs_per_s``, ``data_writes_per_s``, ``commits``, ``seconds``,
+    ``commits_source``, ``server_cpu_us_per_trx``, ``command_cpu_us_per_trx``,
+    ``settings`` {``innodb_flush_method``, ``innodb_flush_log_at_trx_commit``,
+    ``log_bin``, ``sync_binlog``}, ``settings_match``, ``emulation``, ``version``,
+    ``sim_flavor``, ``notes``), ``measured_ratio`` (after / before TPS),
+    ``measured_change_pct``, ``advise`` {``ran``, ``error``, ``explained``, ``reasons``,
+    ``fit_workload``, ``candidate`` {``id``, ``advised``, ``unsafe``, ``finding``,
+    ``tps_pct``, ``ratio``, ``ratio_range``, ``tps_current``, ``tps_candidate``,
+    ``data_fsyncs_per_s_current``, ``data_fsyncs_per_s_candidate``, ``missing``}},
+    ``predicted_ratio``, ``predicted_range`` [lo, hi], ``ratio_factor`` (predicted /
+    measured), ``within_factor``, ``direction`` {``measured``, ``predicted`` (down,
+    flat, up), ``right``}, ``data_fsyncs_after`` {``measured``, ``predicted``,
+    ``error_pct``}, ``simulate_before`` {``measured_tps``, ``predicted_tps``,
+    ``error_pct``, ``missing``}, ``notes``; a skipped cell has ``skipped`` and a failed
+    one ``error`` instead of the figures;
+  - ``summary``: ``cells``, ``measured_cells``, ``skipped_cells``, ``failed_cells``,
+    ``within_factor`` ("k/n"), ``within_factor_share``, ``direction_right`` ("k/n"),
+    ``data_fsyncs_after_mape`` and ``simulate_tps_mape`` {``mape_pct``, ``cells``},
+    ``not_explained``, ``no_prediction``;
+- ``summary``: the same over every device, and ``by_change`` {change id: the same};
+- ``warnings``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tabulate import tabulate
+
+from .report import num, pct
+
+
+def to_json(report: dict) -> str:
+    return json.dumps(report, indent=2, default=str) + "\n"
+
+
+def _x(r) -> str:
+    return "-" if r is None else f"×{r:.2f}"
+
+
+def _yes(v) -> str:
+    return {True: "yes", False: "NO", None: "-"}[v]
+
+
+def _advise_cell(c: dict) -> str:
+    a = c["advise"]
+    if not a["ran"]:
+        return "did not finish"
+    out = {True: "explains", False: "CANNOT explain",
+           None: "explained: not said"}[a["explained"]]
+    cand = a["candidate"]
+    if cand.get("advised"):
+        out += "; advised"
+    if cand.get("unsafe"):
+        out += "; unsafe"
+    if c["predicted_ratio"] is None:
+        out += "; no prediction"
+    return out
+
+
+def cell_rows(cells: list[dict]) -> list[list]:
+    rows = []
+    for c in cells:
+        head = [c["workload"], c["connections"], c["change"]]
+        if "skipped" in c or "error" in c:
+            rows.append(head + ["skipped" if "skipped" in c else "FAILED"] + [""] * 8)
+            continue
+        rng = c["predicted_range"]
+        pred = _x(c["predicted_ratio"]) + (f" [{rng[0]:.2f}..{rng[1]:.2f}]" if rng else "")
+        d, fs, sb = c["direction"], c["data_fsyncs_after"], c["simulate_before"]
+        rows.append(head + [
+            num(c["before"]["tps"]), num(c["after"]["tps"]), _x(c["measured_ratio"]), pred,
+            _yes(c["within_factor"]),
+            f"{d['measured'] or '-'} / {d['predicted'] or '-'} ({_yes(d['right'])})",
+            f"{num(fs['measured'])} / {num(fs['predicted'])} ({pct(fs['error_pct'])})",
+            f"{num(sb['measured_tps'])} / {num(sb['predicted_tps'])} ({pct(sb['error_pct'])})",
+            _advise_cell(c)])
+    return rows
+
+
+def cell_headers(factor: float) -> list[str]:
+    return ["workload", "conns", "change", "TPS before", "TPS after", "measured",
+            "predicted [range]", f"within ×/÷{factor:g}", "direction meas / pred (right)",
+            "data fsyncs/s after meas / pred (err)", "simulate before TPS meas / pred (err)",
+            "advise"]
+
+
+def _mape(m: dict) -> str:
+    return "-" if m["mape_pct"] is None else f"{m['mape_pct']:.1f}% ({m['cells']})"
+
+
+def _summary_row(name: str, s: dict) -> list:
+    share = s["within_factor_share"]
+    return [name, s["measured_cells"], s["within_factor"]
+            + (f" ({share:.0%})" if share is not None else ""),
+            s["direction_right"], _mape(s["data_fsyncs_after_mape"]),
+            _mape(s["simulate_tps_mape"]), s["not_explained"], s["no_prediction"],
+            s["skipped_cells"], s["failed_cells"]]
+
+
+def summary_rows(report: dict) -> list[list]:
+    rows = [_summary_row(d["name"] + (" (emulated)" if d["kind"] == "emulated" else ""),
+                         d["summary"]) for d in report["devices"]]
+    rows.append(_summary_row("all devices", report["summary"]))
+    for cid, s in (report["summary"].get("by_change") or {}).items():
+        rows.append(_summary_row(f"  change {cid}", s))
+    return rows
+
+
+def summary_headers(factor: float) -> list[str]:
+    return ["device", "measured cells", f"within ×/÷{factor:g}", "direction right",
+            "data fsyncs/s after MAPE", "simulate TPS MAPE", "not explained",
+            "no prediction", "skipped", "failed"]
+
+
+def _device_head(d: dict) -> str:
+    p = d["profile"]
+    cache = "non-volatile cache" if d.get("nonvolatile_cache") else "volatile or unknown cache"
+    if d["kind"] == "local":
+        return f"{d['name']}: this host's storage, profile {p['name']} [{p['source']}]; {cache}"
+    chk = (d.get("emulation") or {}).get("host_check") or {}
+    return (f"{d['name']} (emulated): {p['title']}; {cache}; host check "
+            f"{chk.get('verdict', '?')}")
+
+
+def _head(report: dict) -> list[str]:
+    m = report["matrix"]
+    out = [f"innoflush lab validate --workload-cmd — {report['backend']} backend, "
+           f"{report['server'].get('version') or '?'}, {report['date']}",
+           f"matrix: workloads {[w['name'] for w in m['workloads']]} × connections "
+           f"{m['connections']} × changes {[c['id'] for c in m['changes']]}; per cell a "
+           f"before and an after run of {m['duration_s']:g} s after {m['warmup_s']:g} s of "
+           f"warm-up; within ×/÷{m['factor']:g}, flat within ±{m['flat_band_pct']:g}%",
+           f"wall time {report['wall_s']:.0f} s"]
+    for w in m["workloads"]:
+        out.append(f"  {w['name']}: {w['command']}")
+        if w.get("prepare"):
+            out.append(f"    prepare: {w['prepare']}")
+    return out
+
+
+def _cell_notes(d: dict) -> list[str]:
+    out = []
+    for c in d.get("cells", []):
+        why = c.get("skipped") or (c.get("error") or "").splitlines()[:1]
+        for n in ([f"skipped: {why}"] if c.get("skipped") else
+                  [f"failed: {why[0]}"] if why else c.get("notes", [])):
+            out.append(f"note ({c['workload']}, {c['connections']} conn, {c['change']}): {n}")
+    return out
+
+
+def render_text(report: dict) -> str:
+    factor = report["matrix"]["factor"]
+    out = _head(report) + [""]
+    for d in report["devices"]:
+        out.append(_device_head(d))
+        if d.get("skipped"):
+            out += [f"  skipped: {d['skipped']}", ""]
+            continue
+        out.append("advise's price of each change beside the change measured (ratio = "
+                   "after / before TPS):")
+        out.append(tabulate(cell_rows(d["cells"]), headers=cell_headers(factor),
+                            disable_numparse=True))
+        out += _cell_notes(d) + [""]
+    out.append("summary:")
+    out.append(tabulate(summary_rows(report), headers=summary_headers(factor),
+                        disable_numparse=True))
+    for w in report.get("warnings", []):
+        out.append(f"warning: {w}")
+    return "\n".join(out) + "\n"
+
+
+def _md_table(headers: list[str], rows: list[list]) -> str:
+    def esc(x) -> str:
+        return str(x).replace("|", "\\|")
+    out = ["| " + " | ".join(esc(h) for h in headers) + " |",
+           "|" + "|".join("---" for _ in headers) + "|"]
+    return "\n".join(out + ["| " + " | ".join(esc(x) for x in r) + " |" for r in rows])
+
+
+def render_markdown(report: dict) -> str:
+    factor = report["matrix"]["factor"]
+    h = report.get("host") or {}
+    out = ["# innoflush change validation: advise's price of a change beside the change "
+           "measured", "",
+           f"- **Date**: {report['date']} (UTC); wall time {report['wall_s'] / 60:.1f} min",
+           f"- **Command**: `{report.get('command') or 'innoflush lab validate'}`",
+           f"- **Server**: {report['server'].get('version')} ({report['backend']} backend)",
+           f"- **Host**: {h.get('hostname')}, {h.get('cpu_model')} × {h.get('cpu_cores')}, "
+           f"{h.get('filesystem')} on {h.get('block_device')}", ""]
+    out += ["```", *_head(report), "```", "", "## Summary", "",
+            _md_table(summary_headers(factor), summary_rows(report)), ""]
+    for d in report["devices"]:
+        out += [f"## {d['name']}", "", _device_head(d), ""]
+        if d.get("skipped"):
+            out += [f"Skipped: {d['skipped']}", ""]
+            continue
+        out += [_md_table(cell_headers(factor), cell_rows(d["cells"])), ""]
+        out += [f"- {n}" for n in _cell_notes(d)]
+        out.append("")
+    if report.get("warnings"):
+        out += ["## Warnings", ""] + [f"- {w}" for w in report["warnings"]] + [""]
+    return "\n".join(out)
+
+
+__all__ = ["render_markdown", "render_text", "to_json"]

@@ -1,0 +1,445 @@
+"""`innoflush lab validate --workload-cmd NAME=CMD ...`: does advise price a change right
+on the user's own workload?
+
+For every device (this host's storage, ``local``, and emulated device profiles) ×
+named workload (``--workload-cmd``) × connection count × change (``--changes``):
+
+- a **before** run: a fresh server at the before settings (innodb_flush_log_at_trx_commit=1,
+  O_DIRECT, the binary log off — on with sync_binlog=1 for the sync-binlog change) under
+  the command, with ``advise`` measuring it during the window and pricing its candidate
+  changes on the device's profile (``run.measure_one``, lab/external.py);
+- an **after** run: a fresh server with the change made (trx_commit=2;
+  O_DIRECT_NO_FSYNC — only on a device whose profile says its cache is non-volatile,
+  skipped with a note elsewhere; sync_binlog=0), under the same command.
+
+Per cell (``cell_result``, pure): the measured TPS before and after and their ratio;
+advise's predicted ratio (1 + the candidate's tps_pct / 100) and its range; whether the
+prediction is within ×/÷ ``FACTOR`` of the measured ratio; whether its direction is
+right (down / flat within ±3 % / up, as lab validate classes them); the data fsyncs/s
+after the change, predicted beside measured; and the simulator at the before settings
+on the workload advise fitted, beside the measured before TPS. ``summarize`` (pure)
+totals them per device and overall. lab/change_report.py renders the report.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import shutil
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..advisor.rules import device_from_profile
+from ..errors import UsageError
+from ..live.facts import filesystem_of
+from ..profiles import load_profile
+from .advise_reading import (
+    advise_fit,
+    candidate_prediction,
+    find_candidate,
+    fitted_workload,
+)
+from .command_spec import WorkloadCommand
+from .emulate import make_emulation
+from .options import LabError, LabOptions, RunPlan
+from .predict import error_pct, predict, sim_config
+from .run import load_or_measure, make_base_dir, measure_one, run_checked
+from .servers import docker_server_class
+from .validate import LOCAL, NOISE_PCT, host_facts
+
+SCHEMA = "innoflush.lab-validate-changes/1"
+FACTOR = 1.3            # a predicted ratio within ×/÷ this of the measured one is "within"
+NONVOLATILE = "non-volatile-cache-or-flush-ignored"
+
+
+@dataclass(frozen=True)
+class Change:
+    """A candidate change: the server variable, its value before and after, and the
+    simulator field advise's candidates set."""
+
+    id: str
+    setting: str
+    before: str
+    after: str
+    sim_field: str
+    sim_after: object
+    title: str
+    needs_nonvolatile_cache: bool = False
+    log_bin: bool = False
+
+    def settings(self, after: bool) -> dict:
+        """flush method, trx_commit and sync_binlog of the before or the after run."""
+        s = {"flush_method": "O_DIRECT", "trx_commit": 1,
+             "sync_binlog": 1 if self.log_bin else None}
+        if after:
+            s[{"innodb_flush_method": "flush_method",
+               "innodb_flush_log_at_trx_commit": "trx_commit",
+               "sync_binlog": "sync_binlog"}[self.setting]] = self.sim_after
+        return s
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "setting": self.setting, "before": self.before,
+                "after": self.after, "title": self.title, "log_bin": self.log_bin,
+                "needs_nonvolatile_cache": self.needs_nonvolatile_cache}
+
+
+CHANGES = {c.id: c for c in (
+    Change("trx-commit", "innodb_flush_log_at_trx_commit", "1", "2",
+           "innodb_flush_log_at_trx_commit", 2, "innodb_flush_log_at_trx_commit 1 -> 2"),
+    Change("no-fsync", "innodb_flush_method", "O_DIRECT", "O_DIRECT_NO_FSYNC",
+           "innodb_flush_method", "O_DIRECT_NO_FSYNC",
+           "innodb_flush_method O_DIRECT -> O_DIRECT_NO_FSYNC", needs_nonvolatile_cache=True),
+    Change("sync-binlog", "sync_binlog", "1", "0", "sync_binlog", 0,
+           "sync_binlog 1 -> 0 (binary log on)", log_bin=True),
+)}
+DEFAULT_CHANGES = tuple(CHANGES)
+
+
+@dataclass
+class ChangeValidateOptions:
+    lab: LabOptions = field(default_factory=LabOptions)
+    devices: list[str] = field(default_factory=lambda: [LOCAL])
+    workloads: list[WorkloadCommand] = field(default_factory=list)
+    changes: list[str] = field(default_factory=lambda: list(DEFAULT_CHANGES))
+    retries: int = 1                      # a run whose server fails is tried again once
+    command: str | None = None            # the command line, for the report
+
+    def validate(self) -> None:
+        if not self.workloads:
+            raise UsageError("--workload-cmd: give at least one command")
+        self.lab.validate()
+        for wc in self.workloads:
+            replace(self.lab, command=wc).validate()
+        if not self.devices:
+            raise UsageError("--devices: give at least one device")
+        if len(set(self.devices)) != len(self.devices):
+            raise UsageError("--devices: a device is listed twice")
+        if not self.changes:
+            raise UsageError("--changes: give at least one change")
+        for c in self.changes:
+            if c not in CHANGES:
+                raise UsageError(f"--changes {c!r}: choose from {', '.join(CHANGES)}")
+        if len(set(self.changes)) != len(self.changes):
+            raise UsageError("--changes: a change is listed twice")
+        if not 0 <= self.retries <= 3:
+            raise UsageError("retries must be between 0 and 3")
+
+
+# ---- the matrix (pure) -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CellPlan:
+    index: int
+    total: int
+    workload: str
+    connections: int
+    change: str
+
+    def run_plans(self) -> tuple[RunPlan, RunPlan]:
+        """The before and the after run (numbered 2i-1, 2i of the device's 2n runs)."""
+        c = CHANGES[self.change]
+        out = []
+        for n, after in enumerate((False, True)):
+            s = c.settings(after)
+            out.append(RunPlan(2 * self.index - 1 + n, 2 * self.total, s["flush_method"],
+                               s["trx_commit"], s["sync_binlog"], self.connections))
+        return out[0], out[1]
+
+
+def plan_cells(workloads: list[str], connections: list[int],
+               changes: list[str]) -> list[CellPlan]:
+    """One device's cells: workload × connections × change, in that order."""
+    combos = [(w, n, c) for w in workloads for n in connections for c in changes]
+    return [CellPlan(i + 1, len(combos), w, n, c) for i, (w, n, c) in enumerate(combos)]
+
+
+def nonvolatile_cache(profile) -> bool:
+    """Whether the device profile says its write cache survives a power loss (a sync is
+    then not needed for durability: O_DIRECT_NO_FSYNC is safe)."""
+    dev = device_from_profile(profile)
+    return dev.verdict == NONVOLATILE and dev.o_direct_no_fsync_safe is not False
+
+
+def classify(ratio: float | None) -> str | None:
+    """down, flat (within ±NOISE_PCT) or up; None without a ratio."""
+    if ratio is None:
+        return None
+    pct = round(100.0 * (ratio - 1.0), 3)      # the ratios are reported to 4 decimals
+    if abs(pct) <= NOISE_PCT:
+        return "flat"
+    return "up" if pct > 0 else "down"
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or a <= 0:
+        return None
+    return round(b / a, 4)
+
+
+def cell_result(change: Change, before: dict, after: dict, advise_report: dict | None,
+                advise_error: str | None, simulated_before_tps: float | None = None,
+                simulate_missing: str | None = None) -> dict:
+    """One cell's comparison (pure): before/after are the runs' measured figures (``tps``,
+    ``data_fsyncs_per_s``, ...), advise_report the before run's advise report (None when
+    it did not finish: advise_error says why), simulated_before_tps the simulator at the
+    before settings on advise's fitted workload."""
+    fit = advise_fit(advise_report, advise_error)
+    cand = find_candidate(advise_report, change.setting, change.after, change.sim_field,
+                          change.sim_after)
+    pred = candidate_prediction(cand)
+    if not fit["ran"]:
+        pred["missing"] = f"advise gave no prediction: {fit['error']}"
+    measured = _ratio(before.get("tps"), after.get("tps"))
+    predicted = pred["ratio"] if fit["ran"] else None
+    factor = (round(predicted / measured, 4) if predicted is not None and measured
+              else None)
+    # compared at 3 decimals: the ratios are reported (and read back) to 4
+    within = (None if factor is None
+              else round(1.0 / FACTOR, 3) <= round(factor, 3) <= FACTOR)
+    m_dir, p_dir = classify(measured), classify(predicted)
+    fs_m, fs_p = after.get("data_fsyncs_per_s"), pred["data_fsyncs_per_s_candidate"]
+    sim_missing = simulate_missing
+    if simulated_before_tps is None and sim_missing is None:
+        sim_missing = "advise fitted no workload"
+    notes = []
+    if fit["explained"] is False:
+        notes.append("advise says its model cannot explain this workload: "
+                     + ("; ".join(fit["reasons"]) or "no reason given"))
+    if pred["missing"]:
+        notes.append(pred["missing"])
+    return {
+        "change": change.id, "setting": change.setting, "before_value": change.before,
+        "after_value": change.after, "before": before, "after": after,
+        "measured_ratio": measured,
+        "measured_change_pct": None if measured is None else round(100 * (measured - 1), 1),
+        "advise": {"ran": fit["ran"], "error": fit["error"], "explained": fit["explained"],
+                   "reasons": fit["reasons"], "fit_workload": fit["workload"],
+                   "candidate": pred},
+        "predicted_ratio": predicted,
+        "predicted_range": pred["ratio_range"] if fit["ran"] else None,
+        "ratio_factor": factor, "within_factor": within,
+        "direction": {"measured": m_dir, "predicted": p_dir,
+                      "right": None if m_dir is None or p_dir is None else m_dir == p_dir},
+        "data_fsyncs_after": {"measured": fs_m, "predicted": fs_p,
+                              "error_pct": error_pct(fs_m, fs_p)},
+        "simulate_before": {"measured_tps": before.get("tps"),
+                            "predicted_tps": simulated_before_tps,
+                            "error_pct": error_pct(before.get("tps"), simulated_before_tps),
+                            "missing": sim_missing if simulated_before_tps is None else None},
+        "notes": notes,
+    }
+
+
+def _mape(errors: list) -> dict:
+    have = [abs(e) for e in errors if e is not None]
+    return {"mape_pct": round(sum(have) / len(have), 1) if have else None,
+            "cells": len(have)}
+
+
+def summarize(cells: list[dict]) -> dict:
+    """Totals over cells (pure): ``within_factor`` "k/n" (and ``within_factor_share``)
+    over the cells with a measured and a predicted ratio; ``direction_right`` "k/n" over
+    the cells judged; the MAPE of the data fsyncs/s after the change and of the
+    simulated before TPS; ``not_explained`` (advise said its model cannot explain the
+    workload) and ``no_prediction`` (measured, but advise priced no ratio)."""
+    ok = [c for c in cells if "measured_ratio" in c]
+    judged = [c for c in ok if c["within_factor"] is not None]
+    inside = sum(1 for c in judged if c["within_factor"])
+    dirs = [c["direction"]["right"] for c in ok if c["direction"]["right"] is not None]
+    return {
+        "cells": len(cells), "measured_cells": len(ok),
+        "skipped_cells": sum(1 for c in cells if "skipped" in c),
+        "failed_cells": sum(1 for c in cells if "error" in c),
+        "within_factor": f"{inside}/{len(judged)}",
+        "within_factor_share": round(inside / len(judged), 3) if judged else None,
+        "direction_right": f"{sum(dirs)}/{len(dirs)}",
+        "data_fsyncs_after_mape": _mape([c["data_fsyncs_after"]["error_pct"] for c in ok]),
+        "simulate_tps_mape": _mape([c["simulate_before"]["error_pct"] for c in ok]),
+        "not_explained": sum(1 for c in ok if c["advise"]["explained"] is False),
+        "no_prediction": sum(1 for c in ok if c["predicted_ratio"] is None),
+    }
+
+
+# ---- the runs ----------------------------------------------------------------------------
+
+def run_figures(m) -> dict:
+    """A run's measured figures for a cell (m: run.Measured)."""
+    fig = m.figures()
+    return {"tps": fig["tps"], "data_fsyncs_per_s": fig["data_fsyncs_per_s"],
+            "data_writes_per_s": fig["data_writes_per_s"], "commits": m.wr.commits,
+            "seconds": round(m.iv.seconds, 3),
+            "commits_source": m.observed.commits_source,
+            "server_cpu_us_per_trx": (round(m.server_cpu_s * 1e6 / m.wr.commits, 2)
+                                      if m.server_cpu_s is not None else None),
+            "command_cpu_us_per_trx": m.client["client_cpu"]["cpu_us_per_trx"],
+            "settings": {k: m.back[k] for k in ("innodb_flush_method",
+                                                "innodb_flush_log_at_trx_commit",
+                                                "log_bin", "sync_binlog")},
+            "settings_match": not m.mismatch, "emulation": m.emulation,
+            "version": m.back.get("version"), "sim_flavor": m.back.get("sim_flavor"),
+            "notes": list(m.notes)}
+
+
+def _measure(o: LabOptions, plan: RunPlan, workdir: Path, warnings: list[str], progress,
+             emulation, profile, predict_: bool, retries: int):
+    errors: list[str] = []
+    for attempt in range(retries + 1):
+        wd = workdir.with_name(workdir.name + (f"-retry{attempt}" if attempt else ""))
+        try:
+            return run_checked(plan, wd, warnings, lambda wd=wd: measure_one(
+                o, plan, wd, progress, emulation, profile, advise_predict=predict_)), errors
+        except LabError as exc:
+            errors.append(str(exc))
+    raise LabError(errors[-1])
+
+
+def _simulate_before(m, fit: dict, o: LabOptions, profile, base: Path
+                     ) -> tuple[float | None, str | None]:
+    """The simulator at the before run's read-back settings on advise's fitted workload."""
+    if fit["explained"] is False:
+        return None, "advise says its model cannot explain this workload"
+    wl, why = fitted_workload(fit)
+    if wl is None:
+        return None, "; ".join(why)
+    config, _ = sim_config(m.facts, os.cpu_count() or 1, base)
+    sim = predict(config, wl, profile, o.duration_s, seed=o.seed, warmup_s=o.warmup_s,
+                  start=m.start)
+    return round(sim.tps, 2), None
+
+
+def run_change_cell(vopts: ChangeValidateOptions, cp: CellPlan, wc: WorkloadCommand,
+                    device: str, profile, emulation, base: Path, dn: int,
+                    warnings: list[str], progress) -> dict:
+    """The before and the after run of one cell, and their comparison."""
+    change = CHANGES[cp.change]
+    head = {"device": device, "workload": wc.name, "connections": cp.connections,
+            "change": change.id}
+    if change.needs_nonvolatile_cache and not nonvolatile_cache(profile):
+        return {**head, "skipped": f"{change.after} is only safe on a device whose cache is "
+                f"non-volatile; the profile {profile.name} does not say so"}
+    o = replace(vopts.lab, command=wc, log_bin=change.log_bin, advise=True)
+    p_before, p_after = cp.run_plans()
+    try:
+        mb, e1 = _measure(o, p_before, base / f"{dn}-run-{p_before.index}", warnings,
+                          progress, emulation, profile, True, vopts.retries)
+        ma, e2 = _measure(replace(o, advise=False), p_after,
+                          base / f"{dn}-run-{p_after.index}", warnings, progress, emulation,
+                          profile, False, vopts.retries)
+    except LabError as exc:
+        warnings.append(f"{device}: cell {cp.index} ({wc.name}, {cp.connections} conn, "
+                        f"{change.id}) failed: {exc}")
+        return {**head, "error": str(exc)}
+    report = mb.advisor.result if mb.advisor else None
+    error = mb.advisor.error if mb.advisor else "advise did not run"
+    fit = advise_fit(report, error)
+    sim_tps, sim_missing = _simulate_before(mb, fit, o, profile, base)
+    cell = cell_result(change, run_figures(mb), run_figures(ma), report, error, sim_tps,
+                       sim_missing)
+    for errs, which in ((e1, "before"), (e2, "after")):
+        if errs:
+            cell["notes"].insert(0, f"the {which} run was tried {len(errs) + 1} times; "
+                                 f"before: {errs[-1]}")
+    return {**head, **cell}
+
+
+def lab_change_validate(vopts: ChangeValidateOptions, progress=None,
+                        progress_line=None) -> dict:
+    """Every device's cells, and the summaries (see the module doc). Always stops every
+    server and removes every work directory it created."""
+    vopts.validate()
+    o = vopts.lab
+    t_start = time.monotonic()
+    if o.backend == "docker":
+        docker_server_class()
+    for d in vopts.devices:
+        if d != LOCAL:
+            load_profile(d)          # an unknown profile: exit 2 before anything runs
+    if o.profile_ref:
+        load_profile(o.profile_ref)
+    base = make_base_dir(o.datadir_on)
+    warnings: list[str] = []
+    devices: list[dict] = []
+    date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    cells_plan = plan_cells([w.name for w in vopts.workloads], list(o.connections),
+                            list(vopts.changes))
+    by_name = {w.name: w for w in vopts.workloads}
+    server: dict = {"version": None, "sim_flavor": None}
+    try:
+        fs = filesystem_of(str(base))
+        host = host_facts(str(base))
+        host_profile, host_how = load_or_measure(o, base, progress_line, small_writes=True)
+        for dn, device in enumerate(vopts.devices, 1):
+            emulation = None
+            entry: dict = {"name": device, "ref": device,
+                           "kind": "local" if device == LOCAL else "emulated"}
+            if device == LOCAL:
+                profile = host_profile
+                entry["profile"] = {"name": profile.name, "title": profile.title,
+                                    "source": host_how}
+            else:
+                emulation = make_emulation(device, base, host_profile,
+                                           f"{host_profile.name} [{host_how}]",
+                                           seed=o.seed, channels=o.emulate_channels,
+                                           progress_line=progress_line)
+                profile = emulation.profile
+                entry["name"] = profile.name
+                entry["profile"] = {"name": profile.name, "title": profile.title,
+                                    "source": "emulated"}
+                entry["emulation"] = emulation.to_dict()
+            entry["nonvolatile_cache"] = nonvolatile_cache(profile)
+            if emulation is not None and emulation.check["verdict"] == "cannot":
+                entry.update({"skipped": emulation.check["notes"][0], "cells": [],
+                              "summary": summarize([])})
+                warnings.append(f"{device}: skipped: {emulation.check['notes'][0]}")
+                devices.append(entry)
+                continue
+            tag = f"device {dn}/{len(vopts.devices)} {device}"
+            show = None if progress is None else (
+                lambda plan, phase, tag=tag: progress(plan, phase, tag))
+            cells = []
+            for cp in cells_plan:
+                cell = run_change_cell(vopts, cp, by_name[cp.workload], entry["name"],
+                                       profile, emulation, base, dn, warnings, show)
+                if server["version"] is None and "before" in cell:
+                    server = {k: cell["before"][k] for k in ("version", "sim_flavor")}
+                cells.append(cell)
+            entry["cells"] = cells
+            entry["summary"] = summarize(cells)
+            devices.append(entry)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return build_report(vopts, date=date, wall_s=time.monotonic() - t_start, server=server,
+                        host=host, storage={"datadir_on": str(base.parent), "filesystem": fs},
+                        devices=devices, warnings=warnings)
+
+
+def build_report(vopts: ChangeValidateOptions, *, date: str, wall_s: float, server: dict,
+                 host: dict, storage: dict, devices: list[dict], warnings: list[str]) -> dict:
+    """The report (lab/change_report.py's keys) of the devices' cells and summaries."""
+    o = vopts.lab
+    every = [c for d in devices for c in d.get("cells", [])]
+    return {
+        "schema": SCHEMA, "date": date, "command": vopts.command,
+        "wall_s": round(wall_s, 1),
+        "backend": o.backend, "image": o.image, "server": server,
+        "host": host, "storage": storage,
+        "matrix": {"devices": list(vopts.devices),
+                   "workloads": [w.to_dict() for w in vopts.workloads],
+                   "connections": list(o.connections),
+                   "changes": [CHANGES[c].to_dict() for c in vopts.changes],
+                   "duration_s": o.duration_s, "warmup_s": o.warmup_s,
+                   "buffer_pool": o.buffer_pool, "extra": dict(o.extra),
+                   "factor": FACTOR, "flat_band_pct": NOISE_PCT},
+        "devices": devices,
+        "summary": {**summarize(every),
+                    "by_change": {c: summarize([x for x in every if x.get("change") == c])
+                                  for c in vopts.changes}},
+        "warnings": warnings,
+    }
+
+
+__all__ = ["CHANGES", "DEFAULT_CHANGES", "FACTOR", "SCHEMA", "Change", "CellPlan",
+           "ChangeValidateOptions", "build_report", "cell_result", "classify",
+           "lab_change_validate", "nonvolatile_cache", "plan_cells", "run_figures",
+           "summarize"]

@@ -1,0 +1,260 @@
+"""lab validate --workload-cmd's own logic, with synthetic advise reports (pure): the
+matrix, which devices take O_DIRECT_NO_FSYNC, one cell's comparison — also when advise
+gave no prediction, could not explain the workload or did not finish —, the summary's
+arithmetic and the reports. The real short sysbench run is in
+test_lab_command_server.py."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from innoflush.lab import change_report
+from innoflush.lab.advise_reading import advise_fit, candidate_prediction, fitted_workload
+from innoflush.lab.change_validation import (
+    CHANGES,
+    FACTOR,
+    ChangeValidateOptions,
+    build_report,
+    cell_result,
+    classify,
+    nonvolatile_cache,
+    plan_cells,
+    run_figures,
+    summarize,
+)
+from innoflush.lab.command_spec import WorkloadCommand
+from innoflush.lab.options import LabOptions
+from innoflush.profiles import load_profile
+from innoflush.simulator import Workload
+
+FIT_WORKLOAD = {"connections": 4, "cpu_us_per_trx": 150.0, "client_us_per_trx": 300.0,
+                "redo_bytes_per_trx": 400}
+
+
+def advise_report(tps_pct=80.0, rng=(50.0, 120.0), explained=True, fsyncs_after=10.0,
+                  setting="innodb_flush_log_at_trx_commit", candidate="2", **extra) -> dict:
+    """A report of the reworked advise: its fit and one priced candidate."""
+    return {"fit": {"explained": explained, "checks": [{"name": "tps", "ok": explained}],
+                    "reasons": [] if explained else ["server time per trx not explained"],
+                    "workload": dict(FIT_WORKLOAD), "source": "fit"},
+            "candidates": [
+                {"id": "c1", "setting": setting, "current": "1", "candidate": candidate,
+                 "changes": {"innodb_flush_log_at_trx_commit": 2}, "advised": True,
+                 "finding": "trx-commit.relaxed", "unsafe": None,
+                 "predicted": {"current": {"tps": 1000.0, "data_fsyncs_per_s": 990.0,
+                                           "commit_latency_p50_ms": 2.0},
+                               "candidate": {"tps": 1000.0 * (1 + tps_pct / 100),
+                                             "data_fsyncs_per_s": fsyncs_after,
+                                             "commit_latency_p50_ms": 0.2},
+                               "change": {"tps_pct": tps_pct, "data_fsyncs_per_s_pct": -99.0},
+                               "range": {"tps_pct": list(rng)}}}], **extra}
+
+
+BEFORE = {"tps": 1000.0, "data_fsyncs_per_s": 995.0}
+AFTER = {"tps": 2000.0, "data_fsyncs_per_s": 8.0}
+
+
+# ---- the matrix ------------------------------------------------------------------------------
+
+def test_cells_are_workload_by_connections_by_change_each_a_before_and_an_after_run():
+    cells = plan_cells(["ins", "rw"], [1, 4], ["trx-commit", "sync-binlog"])
+    assert [(c.workload, c.connections, c.change) for c in cells] == [
+        ("ins", 1, "trx-commit"), ("ins", 1, "sync-binlog"), ("ins", 4, "trx-commit"),
+        ("ins", 4, "sync-binlog"), ("rw", 1, "trx-commit"), ("rw", 1, "sync-binlog"),
+        ("rw", 4, "trx-commit"), ("rw", 4, "sync-binlog")]
+    assert [c.index for c in cells] == list(range(1, 9)) and cells[0].total == 8
+    before, after = cells[3].run_plans()           # ins, 4 conn, sync-binlog
+    assert (before.index, after.index, before.total) == (7, 8, 16)
+    assert (before.flush_method, before.trx_commit, before.sync_binlog,
+            before.connections) == ("O_DIRECT", 1, 1, 4)
+    assert (after.flush_method, after.trx_commit, after.sync_binlog) == ("O_DIRECT", 1, 0)
+    b, a = plan_cells(["x"], [2], ["trx-commit"])[0].run_plans()
+    assert (b.trx_commit, a.trx_commit, b.sync_binlog, a.sync_binlog) == (1, 2, None, None)
+    b, a = plan_cells(["x"], [2], ["no-fsync"])[0].run_plans()
+    assert (b.flush_method, a.flush_method, a.trx_commit) == ("O_DIRECT", "O_DIRECT_NO_FSYNC", 1)
+    assert CHANGES["sync-binlog"].log_bin and not CHANGES["trx-commit"].log_bin
+
+
+@pytest.mark.parametrize("profile, safe", [
+    ("samsung-pm9a3", True), ("optane-p4800x", True), ("samsung-990-pro", False),
+    ("hdd-wd2502abys", False), ("intel-pc3100", False), ("optane-900p", False)])
+def test_no_fsync_only_where_the_profile_says_the_cache_is_non_volatile(profile, safe):
+    assert nonvolatile_cache(load_profile(profile)) is safe
+
+
+def test_directions_have_a_flat_band_of_three_percent():
+    assert [classify(r) for r in (None, 1.0, 1.03, 0.97, 1.031, 0.969, 3.5)] == [
+        None, "flat", "flat", "flat", "up", "down", "up"]
+
+
+# ---- one cell ---------------------------------------------------------------------------------
+
+def test_a_cell_compares_advise_s_price_with_the_measured_change():
+    c = cell_result(CHANGES["trx-commit"], BEFORE, AFTER, advise_report(), None,
+                    simulated_before_tps=900.0)
+    assert c["measured_ratio"] == 2.0 and c["measured_change_pct"] == 100.0
+    assert c["predicted_ratio"] == pytest.approx(1.8)
+    assert c["predicted_range"] == [pytest.approx(1.5), pytest.approx(2.2)]
+    assert c["ratio_factor"] == pytest.approx(0.9) and c["within_factor"] is True
+    assert c["direction"] == {"measured": "up", "predicted": "up", "right": True}
+    assert c["data_fsyncs_after"] == {"measured": 8.0, "predicted": 10.0, "error_pct": 25.0}
+    assert c["simulate_before"]["error_pct"] == -10.0 and c["simulate_before"]["missing"] is None
+    a = c["advise"]
+    assert a["explained"] is True and a["fit_workload"] == FIT_WORKLOAD
+    assert a["candidate"]["advised"] is True and a["candidate"]["id"] == "c1"
+    assert c["notes"] == []
+
+
+def test_within_the_factor_at_its_edges_and_beyond():
+    for pct_, inside in ((100 * (2 * FACTOR - 1), True), (100 * (2 / FACTOR - 1), True),
+                         (200.0, False), (10.0, False)):
+        c = cell_result(CHANGES["trx-commit"], BEFORE, AFTER, advise_report(tps_pct=pct_),
+                        None)
+        assert c["within_factor"] is inside, pct_
+    wrong_way = cell_result(CHANGES["trx-commit"], BEFORE, AFTER,
+                            advise_report(tps_pct=-20.0), None)
+    assert wrong_way["direction"]["right"] is False
+    flat = cell_result(CHANGES["trx-commit"], BEFORE, {"tps": 1020.0},
+                       advise_report(tps_pct=2.0), None)
+    assert flat["direction"] == {"measured": "flat", "predicted": "flat", "right": True}
+
+
+@pytest.mark.parametrize("report, error, missing", [
+    ({"observed": {}}, None, "priced no such change"),               # today's advise
+    ({"fit": None, "candidates": None}, None, "priced no such change"),
+    ({"candidates": ["junk", 3, {"setting": "innodb_flush_log_at_trx_commit",
+                                 "candidate": 2, "predicted": None}]}, None,
+     "has no predicted effect"),
+    ({"candidates": [{"setting": "innodb_flush_log_at_trx_commit", "candidate": "2",
+                      "predicted": {"change": {}}}]}, None, "no TPS change"),
+    (None, "TimeoutError: the server went away", "the server went away"),
+])
+def test_advise_without_a_prediction_is_said_not_a_crash(report, error, missing):
+    c = cell_result(CHANGES["trx-commit"], BEFORE, AFTER, report, error)
+    assert c["predicted_ratio"] is None and c["within_factor"] is None
+    assert c["direction"]["right"] is None and c["direction"]["measured"] == "up"
+    assert missing in c["advise"]["candidate"]["missing"]
+    assert any("advise gave no prediction" in n for n in c["notes"])
+    assert c["simulate_before"]["predicted_tps"] is None
+    assert c["simulate_before"]["missing"] == "advise fitted no workload"
+    s = summarize([c])
+    assert s["no_prediction"] == 1 and s["within_factor"] == "0/0"
+
+
+def test_a_candidate_is_found_by_its_simulator_change_too():
+    r = advise_report(setting="flush_log_at_trx_commit", candidate="two")
+    c = cell_result(CHANGES["trx-commit"], BEFORE, AFTER, r, None)
+    assert c["predicted_ratio"] == pytest.approx(1.8)
+    assert cell_result(CHANGES["sync-binlog"], BEFORE, AFTER, r, None)["predicted_ratio"] is None
+
+
+def test_a_workload_advise_cannot_explain_is_counted():
+    c = cell_result(CHANGES["trx-commit"], BEFORE, AFTER, advise_report(explained=False),
+                    None, simulate_missing="advise says its model cannot explain it")
+    assert c["advise"]["explained"] is False
+    assert any("cannot explain" in n for n in c["notes"])
+    assert c["simulate_before"]["missing"].startswith("advise says")
+    assert summarize([c])["not_explained"] == 1
+
+
+def test_advise_s_fitted_workload_is_read_defensively():
+    wl, notes = fitted_workload(advise_fit(advise_report(), None))
+    assert isinstance(wl, Workload) and wl.connections == 4 and notes == []
+    fit = advise_fit({"fit": {"workload": {**FIT_WORKLOAD, "think_us": 5.0}}}, None)
+    assert fit["explained"] is None
+    wl, notes = fitted_workload(fit)
+    assert wl is not None and "think_us" in notes[0]
+    wl, notes = fitted_workload(advise_fit({"fit": {"workload": {"connections": -3}}}, None))
+    assert wl is None and "not usable" in notes[0]
+    assert fitted_workload(advise_fit(None, "boom"))[0] is None
+    p = candidate_prediction({"predicted": {"current": {"tps": 200}, "candidate": {"tps": 300},
+                                            "range": {"tps_pct": [60, "x"]}}})
+    assert p["ratio"] == 1.5 and p["ratio_range"] is None
+
+
+# ---- the summary -----------------------------------------------------------------------------
+
+def test_the_summary_arithmetic():
+    cells = [
+        cell_result(CHANGES["trx-commit"], BEFORE, AFTER, advise_report(tps_pct=80.0), None,
+                    900.0),                                    # within, right, sim -10 %
+        cell_result(CHANGES["trx-commit"], BEFORE, {"tps": 1000.0, "data_fsyncs_per_s": 20.0},
+                    advise_report(tps_pct=100.0, fsyncs_after=10.0), None, 1300.0),
+        # measured flat, predicted ×2: outside, wrong; fsyncs -50 %, sim +30 %
+        cell_result(CHANGES["trx-commit"], BEFORE, AFTER, {"observed": {}}, None),
+        {"device": "d", "change": "no-fsync", "skipped": "volatile cache"},
+        {"device": "d", "change": "trx-commit", "error": "run 3/4: the server did not start"},
+    ]
+    s = summarize(cells)
+    assert (s["cells"], s["measured_cells"], s["skipped_cells"], s["failed_cells"]) == \
+        (5, 3, 1, 1)
+    assert s["within_factor"] == "1/2" and s["within_factor_share"] == 0.5
+    assert s["direction_right"] == "1/2"
+    assert s["data_fsyncs_after_mape"] == {"mape_pct": 37.5, "cells": 2}   # (25 + 50) / 2
+    assert s["simulate_tps_mape"] == {"mape_pct": 20.0, "cells": 2}        # (10 + 30) / 2
+    assert s["no_prediction"] == 1 and s["not_explained"] == 0
+    empty = summarize([])
+    assert empty["within_factor"] == "0/0" and empty["within_factor_share"] is None
+
+
+def measured_run(tps: float, fsyncs: float, trx_commit: int = 1) -> SimpleNamespace:
+    """What run.measure_one returns, as much as a cell reads of it."""
+    return SimpleNamespace(
+        figures=lambda: {"tps": tps, "commit_latency_p50_ms": None, "data_fsyncs_per_s": fsyncs,
+                         "data_writes_per_s": 0.0},
+        wr=SimpleNamespace(commits=int(tps * 3)), iv=SimpleNamespace(seconds=3.0),
+        observed=SimpleNamespace(commits_source="autocommit write statements"),
+        server_cpu_s=0.3, client={"client_cpu": {"cpu_us_per_trx": 40.0}},
+        back={"innodb_flush_method": "O_DIRECT", "innodb_flush_log_at_trx_commit": trx_commit,
+              "log_bin": False, "sync_binlog": 0, "version": "10.11.19-MariaDB",
+              "sim_flavor": "mariadb-10.11"},
+        mismatch=[], emulation=None, notes=["a note"])
+
+
+def synthetic_report() -> dict:
+    """A whole report through the code's own builders: a cell priced, one advise did not
+    finish, one skipped, one failed."""
+    def cell(change, before, after, report, error, sim=None):
+        return {"device": "local", "workload": "ins", "connections": 2,
+                **cell_result(CHANGES[change], run_figures(before), run_figures(after),
+                              report, error, sim)}
+    cells = [cell("trx-commit", measured_run(1000.0, 995.0), measured_run(2000.0, 8.0, 2),
+                  advise_report(), None, 900.0),
+             cell("sync-binlog", measured_run(1000.0, 995.0), measured_run(1010.0, 990.0),
+                  None, "no finish"),
+             {"device": "local", "workload": "ins", "connections": 2, "change": "no-fsync",
+              "skipped": "the profile does not say so"},
+             {"device": "local", "workload": "ins", "connections": 4, "change": "no-fsync",
+              "error": "run 1/2: boom\n    its log"}]
+    vopts = ChangeValidateOptions(
+        lab=LabOptions(connections=[2, 4], duration_s=3.0, warmup_s=1.0),
+        devices=["local"], workloads=[WorkloadCommand("ins", "c {threads}", "p")],
+        changes=list(CHANGES), command="innoflush lab validate --workload-cmd ...")
+    device = {"name": "local", "ref": "local", "kind": "local",
+              "profile": {"name": "p", "title": "t", "source": "profile"},
+              "nonvolatile_cache": False, "cells": cells, "summary": summarize(cells)}
+    return build_report(vopts, date="2026-01-01T00:00:00Z", wall_s=12.0,
+                        server={"version": "10.11", "sim_flavor": "mariadb-10.11"},
+                        host={"hostname": "h", "cpu_cores": 2},
+                        storage={"datadir_on": "/x", "filesystem": "ext4"},
+                        devices=[device], warnings=["local: cell 4 failed"])
+
+
+def test_the_reports_render_every_kind_of_cell():
+    r = synthetic_report()
+    text = change_report.render_text(r)
+    assert "×2.00" in text and "×1.80 [1.50..2.20]" in text and "skipped" in text
+    assert "FAILED" in text and "failed: run 1/2: boom" in text and "all devices" in text
+    assert "did not finish" in text and "within ×/÷1.3" in text
+    md = change_report.render_markdown(r)
+    assert md.startswith("# innoflush change validation") and "## local" in md
+    back = json.loads(change_report.to_json(r))
+    assert back["summary"]["within_factor"] == "1/1"
+    assert back["summary"]["by_change"]["trx-commit"]["measured_cells"] == 1
+    assert back["summary"]["by_change"]["no-fsync"]["skipped_cells"] == 1
+    cell = back["devices"][0]["cells"][0]
+    assert cell["before"]["commits"] == 3000 and cell["before"]["server_cpu_us_per_trx"] == 100
+    assert cell["after"]["settings"]["innodb_flush_log_at_trx_commit"] == 2
