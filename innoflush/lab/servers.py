@@ -187,6 +187,9 @@ class AdviseThread(threading.Thread):
         self.result: dict | None = None
         self.error: str | None = None
 
+    def _second_session(self) -> ReadOnlySession:
+        return ReadOnlySession(self.server.connect(autocommit=None))
+
     def run(self) -> None:
         session = None
         try:
@@ -195,8 +198,10 @@ class AdviseThread(threading.Thread):
                 "target": f"{self.server.HOST}:{self.server.port}", "user": "root",
                 "tls": False, "password_source": "none"}, is_local=self.is_local,
                 interval_s=self.interval_s, samples=1, profile=self.profile,
-                predict=self.predict,
-                connections=self.connections)
+                predict=self.predict, connections=self.connections,
+                # the workload is measured (processlist samples) only where advise is
+                # to predict: the lab's own generator knows its connections and costs
+                open_session=self._second_session if self.predict else None)
         except Exception as exc:  # noqa: BLE001 - reported in the run, not fatal
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
