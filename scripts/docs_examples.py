@@ -125,6 +125,9 @@ class Example:
     codes: tuple[int, ...] = (0,)
     own_home: bool = False              # a fresh profile store instead of the shared one
     derive: Callable[[Env], str] | None = None   # output computed from other examples
+    # 'server': a device profile whose syncs the server is given (the lab's emulation), so
+    # that the profile advise is told is the server's storage; None: this host's own
+    emulate: str | None = None
 
 
 # what a JSON example cuts short: maps of counters, and what the docs describe elsewhere
@@ -195,12 +198,13 @@ EXAMPLES: dict[str, Example] = {e.name: e for e in (
     # a live server: MariaDB from this host's binaries under an insert load (Env.server)
     Example("advise-mine", ("advise -H 127.0.0.1 -P {port} -u root --interval 5 "
                             "--profile mine",), needs=("measure",), resource="server",
-            codes=(0, 3)),
+            codes=(0, 3, 4)),
     Example("advise", ("advise -H 127.0.0.1 -P {port} -u root --interval 5 "
-                       "--profile samsung-990-pro",), resource="server", codes=(0, 3)),
+                       "--profile samsung-990-pro",), resource="server", codes=(0, 3, 4),
+            emulate="samsung-990-pro"),
     Example("advise-json", ("advise -H 127.0.0.1 -P {port} -u root --interval 5 "
                             "--profile samsung-990-pro --json",), resource="server",
-            codes=(0, 3), json=True, json_maps=ADVISE_MAPS),
+            codes=(0, 3, 4), json=True, json_maps=ADVISE_MAPS, emulate="samsung-990-pro"),
     # the lab: servers of its own, on this host's storage
     Example("lab-run", (f"lab run {LAB} --flush-method O_DIRECT,O_DIRECT_NO_FSYNC "
                         "--trx-commit 1 --connections 1,4 --duration 5",),
@@ -334,6 +338,7 @@ class Env:
         self._server = None
         self._server_stack: contextlib.ExitStack | None = None
         self._servers_started = 0
+        self._emulate: str | None = None
         for d in ("home", "probe", "lab"):
             (root / d).mkdir()
 
@@ -346,15 +351,17 @@ class Env:
         return text.replace(str(self.root), SHOWN_TMP)
 
     # ---- resources
-    def _need(self, resource: str | None) -> None:
+    def _need(self, resource: str | None, emulate: str | None = None) -> None:
         if resource in ("server", "binaries"):
             from innoflush.lab import ServerError, find_binaries
             try:
                 find_binaries()
             except ServerError as exc:
                 raise Skip(f"no MariaDB/MySQL server binaries ({exc})") from None
+        if resource == "server" and self._server is not None and self._emulate != emulate:
+            self._stop_server()   # another device under it
         if resource == "server" and self._server is None:
-            self._start_server()
+            self._start_server(emulate)
         elif resource != "server" and self._server is not None:
             self._stop_server()   # its load would compete with what runs next
         if resource == "docker":
@@ -368,21 +375,27 @@ class Env:
                 raise Skip(f"no Docker engine with innoflush/mariadb:10.11-offline "
                            f"({type(exc).__name__}: {exc})") from None
 
-    def _start_server(self) -> None:
+    def _start_server(self, emulate: str | None = None) -> None:
         from innoflush.lab import LocalServer, ServerOptions
+        from innoflush.lab.emulate import build_library, preload_env
+        from innoflush.profiles import load_profile
         opts = ServerOptions(innodb_flush_method="O_DIRECT_NO_FSYNC",
                              innodb_flush_log_at_trx_commit=1, log_bin=True, sync_binlog=0,
                              innodb_buffer_pool_size="128M")
         self._servers_started += 1
+        env = (preload_env(load_profile(emulate), build_library(self.root / "lib"))
+               if emulate else None)
         srv = LocalServer(self.root / f"server-{self._servers_started}", opts,
-                          remove_on_stop=True)
+                          remove_on_stop=True, env=env)
+        self._emulate = emulate
         self._server_stack = self.stack.enter_context(contextlib.ExitStack())
         self._server_stack.callback(srv.stop)
         srv.start()
         self._server_stack.enter_context(insert_load(srv))
         self._server = srv
         log(f"server {srv.flavor} {'.'.join(map(str, srv.version))} on port {srv.port}, "
-            "under an insert load of 4 connections")
+            "under an insert load of 4 connections"
+            + (f", its syncs delayed to {emulate}'s" if emulate else ""))
 
     def _stop_server(self) -> None:
         assert self._server_stack is not None
@@ -400,7 +413,7 @@ class Env:
         try:
             for need in ex.needs:
                 self.output(need)
-            self._need(ex.resource)
+            self._need(ex.resource, ex.emulate)
             t0 = time.monotonic()
             if ex.derive is not None:   # shown as the command it was derived from
                 shown = [s.replace(" --json", "") for s in self.output(ex.needs[0]).shown]

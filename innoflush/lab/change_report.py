@@ -44,7 +44,7 @@ import json
 
 from tabulate import tabulate
 
-from .report import num, pct
+from .report import md_table, num, pct
 
 
 def to_json(report: dict) -> str:
@@ -187,14 +187,6 @@ def render_text(report: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def _md_table(headers: list[str], rows: list[list]) -> str:
-    def esc(x) -> str:
-        return str(x).replace("|", "\\|")
-    out = ["| " + " | ".join(esc(h) for h in headers) + " |",
-           "|" + "|".join("---" for _ in headers) + "|"]
-    return "\n".join(out + ["| " + " | ".join(esc(x) for x in r) + " |" for r in rows])
-
-
 def render_markdown(report: dict) -> str:
     factor = report["matrix"]["factor"]
     h = report.get("host") or {}
@@ -206,13 +198,13 @@ def render_markdown(report: dict) -> str:
            f"- **Host**: {h.get('hostname')}, {h.get('cpu_model')} × {h.get('cpu_cores')}, "
            f"{h.get('filesystem')} on {h.get('block_device')}", ""]
     out += ["```", *_head(report), "```", "", "## Summary", "",
-            _md_table(summary_headers(factor), summary_rows(report)), ""]
+            md_table(summary_headers(factor), summary_rows(report)), ""]
     for d in report["devices"]:
         out += [f"## {d['name']}", "", _device_head(d), ""]
         if d.get("skipped"):
             out += [f"Skipped: {d['skipped']}", ""]
             continue
-        out += [_md_table(cell_headers(factor), cell_rows(d["cells"])), ""]
+        out += [md_table(cell_headers(factor), cell_rows(d["cells"])), ""]
         out += [f"- {n}" for n in _cell_notes(d)]
         out.append("")
     if report.get("warnings"):

@@ -33,7 +33,6 @@ from pathlib import Path
 from ..advisor.rules import device_from_profile
 from ..errors import UsageError
 from ..live.facts import filesystem_of
-from ..profiles import load_profile
 from .advise_reading import (
     advise_fit,
     candidate_prediction,
@@ -41,12 +40,10 @@ from .advise_reading import (
     fitted_workload,
 )
 from .command_spec import WorkloadCommand
-from .emulate import make_emulation
 from .options import LabError, LabOptions, RunPlan
 from .predict import error_pct, predict, sim_config
 from .run import load_or_measure, make_base_dir, measure_one, run_checked
-from .servers import docker_server_class
-from .validate import LOCAL, NOISE_PCT, host_facts
+from .validate import LOCAL, NOISE_PCT, check_references, device_entry, host_facts
 
 SCHEMA = "innoflush.lab-validate-changes/1"
 FACTOR = 1.3            # a predicted ratio within ×/÷ this of the measured one is "within"
@@ -350,13 +347,7 @@ def lab_change_validate(vopts: ChangeValidateOptions, progress=None,
     vopts.validate()
     o = vopts.lab
     t_start = time.monotonic()
-    if o.backend == "docker":
-        docker_server_class()
-    for d in vopts.devices:
-        if d != LOCAL:
-            load_profile(d)          # an unknown profile: exit 2 before anything runs
-    if o.profile_ref:
-        load_profile(o.profile_ref)
+    check_references(o, vopts.devices)
     base = make_base_dir(o.datadir_on)
     warnings: list[str] = []
     devices: list[dict] = []
@@ -370,23 +361,8 @@ def lab_change_validate(vopts: ChangeValidateOptions, progress=None,
         host = host_facts(str(base))
         host_profile, host_how = load_or_measure(o, base, progress_line, small_writes=True)
         for dn, device in enumerate(vopts.devices, 1):
-            emulation = None
-            entry: dict = {"name": device, "ref": device,
-                           "kind": "local" if device == LOCAL else "emulated"}
-            if device == LOCAL:
-                profile = host_profile
-                entry["profile"] = {"name": profile.name, "title": profile.title,
-                                    "source": host_how}
-            else:
-                emulation = make_emulation(device, base, host_profile,
-                                           f"{host_profile.name} [{host_how}]",
-                                           seed=o.seed, channels=o.emulate_channels,
-                                           progress_line=progress_line)
-                profile = emulation.profile
-                entry["name"] = profile.name
-                entry["profile"] = {"name": profile.name, "title": profile.title,
-                                    "source": "emulated"}
-                entry["emulation"] = emulation.to_dict()
+            entry, profile, emulation = device_entry(device, base, host_profile, host_how,
+                                                     o, progress_line)
             entry["nonvolatile_cache"] = nonvolatile_cache(profile)
             if emulation is not None and emulation.check["verdict"] == "cannot":
                 entry.update({"skipped": emulation.check["notes"][0], "cells": [],

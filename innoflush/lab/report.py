@@ -138,6 +138,16 @@ def pct(x) -> str:
     return "-" if x is None else f"{x:+.0f}%"
 
 
+def md_table(headers: list[str], rows: list[list]) -> str:
+    """A Markdown table, | escaped in the cells."""
+    def esc(x) -> str:
+        return str(x).replace("|", "\\|")
+    out = ["| " + " | ".join(esc(h) for h in headers) + " |",
+           "|" + "|".join("---" for _ in headers) + "|"]
+    out += ["| " + " | ".join(esc(x) for x in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
 def _onoff(x) -> str:
     return "ON" if x else "OFF"
 

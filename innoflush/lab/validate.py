@@ -367,6 +367,39 @@ def calibrate_for(vopts: ValidateOptions, base: Path, warnings: list[str], progr
                 "duration_s": copts.duration_s, "warmup_s": copts.warmup_s}
 
 
+def device_entry(device: str, base: Path, host_profile, host_how: str | None,
+                 o: LabOptions, progress_line=None) -> tuple[dict, object, object]:
+    """A matrix's device: its report entry, the profile its cells are predicted on, and
+    its emulation (None for this host's own storage, predicted on its profile)."""
+    entry: dict = {"name": device, "ref": device,
+                   "kind": "local" if device == LOCAL else "emulated"}
+    if device == LOCAL:
+        entry["profile"] = {"name": host_profile.name, "title": host_profile.title,
+                            "source": host_how}
+        return entry, host_profile, None
+    emulation = make_emulation(device, base, host_profile,
+                               f"{host_profile.name} [{host_how}]" if host_profile else None,
+                               seed=o.seed, channels=o.emulate_channels,
+                               progress_line=progress_line)
+    profile = emulation.profile
+    entry["name"] = profile.name
+    entry["profile"] = {"name": profile.name, "title": profile.title, "source": "emulated"}
+    entry["emulation"] = emulation.to_dict()
+    return entry, profile, emulation
+
+
+def check_references(o: LabOptions, devices) -> None:
+    """What a matrix names must exist before anything runs (exit 2): the Docker backend,
+    every emulated device's profile, the local device's profile."""
+    if o.backend == "docker":
+        docker_server_class()
+    for d in devices:
+        if d != LOCAL:
+            load_profile(d)
+    if o.profile_ref:
+        load_profile(o.profile_ref)
+
+
 def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> dict:
     """Calibrate, run the matrix on every device, and summarise (see the module doc).
 
@@ -376,13 +409,7 @@ def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> d
     vopts.validate()
     o = vopts.lab
     t_start = time.monotonic()
-    if o.backend == "docker":
-        docker_server_class()
-    for d in vopts.devices:
-        if d != LOCAL:
-            load_profile(d)          # an unknown profile: exit 2 before anything runs
-    if o.profile_ref:
-        load_profile(o.profile_ref)
+    check_references(o, vopts.devices)
     if vopts.workload_ref:
         load_workload(vopts.workload_ref)
     if vopts.save_workload and not vopts.workload_ref:
@@ -411,30 +438,14 @@ def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> d
         wp, calibration = calibrate_for(vopts, base, warnings,
                                         _prefixed(progress, "calibration"), host_profile)
         for dn, device in enumerate(vopts.devices, 1):
-            emulation = None
-            entry: dict = {"name": device, "ref": device,
-                           "kind": "local" if device == LOCAL else "emulated"}
-            if device == LOCAL:
-                profile = host_profile
-                entry["profile"] = {"name": profile.name, "title": profile.title,
-                                    "source": host_how}
-            else:
-                emulation = make_emulation(device, base, host_profile,
-                                           f"{host_profile.name} [{host_how}]"
-                                           if host_profile else None,
-                                           seed=o.seed, channels=o.emulate_channels,
-                                           progress_line=progress_line)
-                profile = emulation.profile
-                entry["name"] = profile.name
-                entry["profile"] = {"name": profile.name, "title": profile.title,
-                                    "source": "emulated"}
-                entry["emulation"] = emulation.to_dict()
-                if emulation.check["verdict"] == "cannot":
-                    entry.update({"skipped": emulation.check["notes"][0], "cells": [],
-                                  "summary": device_summary([])})
-                    warnings.append(f"{device}: skipped: {emulation.check['notes'][0]}")
-                    devices.append(entry)
-                    continue
+            entry, profile, emulation = device_entry(device, base, host_profile, host_how,
+                                                     o, progress_line)
+            if emulation is not None and emulation.check["verdict"] == "cannot":
+                entry.update({"skipped": emulation.check["notes"][0], "cells": [],
+                              "summary": device_summary([])})
+                warnings.append(f"{device}: skipped: {emulation.check['notes'][0]}")
+                devices.append(entry)
+                continue
             cells = []
             tag = f"device {dn}/{len(vopts.devices)} {device}"
             for plan, replicate in plans:

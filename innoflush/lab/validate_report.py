@@ -64,7 +64,7 @@ import json
 
 from tabulate import tabulate
 
-from .report import num, pct
+from .report import md_table, num, pct
 
 LABELS = {"tps": "TPS", "commit_latency_p50_ms": "commit p50", "commit_latency_p99_ms":
           "commit p99", "data_fsyncs_per_s": "data fsyncs/s", "data_writes_per_s":
@@ -286,15 +286,6 @@ def render_text(report: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def _md_table(headers: list[str], rows: list[list]) -> str:
-    def esc(x) -> str:
-        return str(x).replace("|", "\\|")
-    out = ["| " + " | ".join(esc(h) for h in headers) + " |",
-           "|" + "|".join("---" for _ in headers) + "|"]
-    out += ["| " + " | ".join(esc(x) for x in r) + " |" for r in rows]
-    return "\n".join(out)
-
-
 def _gib(n) -> str:
     return f"{n / 2**30:.1f} GiB" if n else "?"
 
@@ -329,13 +320,13 @@ def render_markdown(report: dict, title: str = "innoflush validation: measured b
                "the cells (cells where the measured value is 0 have no error and are left "
                "out, and counted). ✓/✗: the issue's target.")
     out.append("")
-    out.append(_md_table(SUMMARY_HEADERS, summary_rows(report)))
+    out.append(md_table(SUMMARY_HEADERS, summary_rows(report)))
     out.append("")
     out.append("For comparison, the model fed with the costs measured in each cell's own "
                "run (`lab run`'s derivation, CPU including the syncs' own cost), and with "
                "one calibration at the first connection count for every cell:")
     out.append("")
-    out.append(_md_table(["device", "TPS", "commit p50", "commit p99", "data fsyncs/s",
+    out.append(md_table(["device", "TPS", "commit p50", "commit p99", "data fsyncs/s",
                           "data writes/s"],
                          [["per-cell derivation: " + r[0]] + r[1:]
                           for r in summary_rows(report, "mape_derived")]
@@ -352,7 +343,7 @@ def render_markdown(report: dict, title: str = "innoflush validation: measured b
                    f"{cal.get('warmup_s', 0):g} s of warm-up; the predictions of a cell use "
                    "the run at its connection count:")
         out.append("")
-        out.append(_md_table(CALIBRATION_HEADERS, rows))
+        out.append(md_table(CALIBRATION_HEADERS, rows))
         out.append("")
         shared = calibration_shared(report)
         if shared:
@@ -369,7 +360,7 @@ def render_markdown(report: dict, title: str = "innoflush validation: measured b
                "on the class is undetermined: its measured direction is noise, and it is "
                "neither right nor wrong.")
     out.append("")
-    out.append(_md_table(DIRECTION_HEADERS, direction_rows(report)))
+    out.append(md_table(DIRECTION_HEADERS, direction_rows(report)))
     out.append("")
     for d in report["devices"]:
         out.append(f"## {d['name']}" + (" (emulated)" if d["kind"] == "emulated" else ""))
@@ -385,7 +376,7 @@ def render_markdown(report: dict, title: str = "innoflush validation: measured b
             continue
         out.append("measured / predicted (error):")
         out.append("")
-        out.append(_md_table(CELL_HEADERS, cell_rows(d["cells"])))
+        out.append(md_table(CELL_HEADERS, cell_rows(d["cells"])))
         out.append("")
     if report.get("warnings"):
         out.append("## Warnings")

@@ -178,31 +178,23 @@ static int is_dsync_fd(int fd) {
 static inline void channel_enter(int on) { if (on) pthread_mutex_lock(&channel); }
 static inline void channel_leave(int on) { if (on) pthread_mutex_unlock(&channel); }
 
-int fsync(int fd) {
-    ensure_init();
-    int on = d_fsync.n && one_channel;
-    channel_enter(on);
-    double start = now_us();
-    int saved, r = real_fsync(fd);
-    saved = errno;
-    if (d_fsync.n) { n_fsync++; stretch(&d_fsync, start); }
-    channel_leave(on);
-    errno = saved;
-    return r;
-}
+/* fsync and fdatasync: the real call first, then the rest of the drawn latency */
+#define SYNC_WRAP(name, delays, count)                                 \
+    int name(int fd) {                                                 \
+        ensure_init();                                                 \
+        int on = delays.n && one_channel;                              \
+        channel_enter(on);                                             \
+        double start = now_us();                                       \
+        int saved, r = real_##name(fd);                                \
+        saved = errno;                                                 \
+        if (delays.n) { count++; stretch(&delays, start); }            \
+        channel_leave(on);                                             \
+        errno = saved;                                                 \
+        return r;                                                      \
+    }
 
-int fdatasync(int fd) {
-    ensure_init();
-    int on = d_fdatasync.n && one_channel;
-    channel_enter(on);
-    double start = now_us();
-    int saved, r = real_fdatasync(fd);
-    saved = errno;
-    if (d_fdatasync.n) { n_fdatasync++; stretch(&d_fdatasync, start); }
-    channel_leave(on);
-    errno = saved;
-    return r;
-}
+SYNC_WRAP(fsync, d_fsync, n_fsync)
+SYNC_WRAP(fdatasync, d_fdatasync, n_fdatasync)
 
 #define DSYNC_WRAP(call)                                   \
     ensure_init();                                         \
