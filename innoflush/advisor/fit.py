@@ -184,7 +184,13 @@ class Fit:
                 "checks": [c.to_dict() for c in self.checks], "reasons": self.reasons,
                 "sim_duration_s": self.sim_duration_s, "wall_s": round(self.wall_s, 2),
                 "start": self.start.to_dict() if self.start else None,
-                "assumptions": self.assumptions}
+                "device_scale": self.device_scale, "assumptions": self.assumptions}
+
+    @property
+    def device_scale(self) -> float:
+        """The factor the device profile's latencies were scaled by (1: as measured)."""
+        prov = getattr(self.profile, "provenance", None) or {}
+        return float((prov.get("scaled") or {}).get("factor", 1.0))
 
 
 def workload_from_observed(o: Observed, connections: int | None = None

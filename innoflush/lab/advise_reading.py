@@ -33,7 +33,8 @@ def advise_fit(report: dict | None, error: str | None = None) -> dict:
     fitted Workload as a dict, or None), ``source``, ``converged``."""
     out: dict[str, Any] = {"ran": isinstance(report, dict), "error": error, "explained": None,
                            "checks": [],
-           "reasons": [], "workload": None, "source": None, "converged": None}
+           "reasons": [], "workload": None, "source": None, "converged": None,
+           "device_scale": 1.0}
     if not isinstance(report, dict):
         out["error"] = error or "advise did not finish"
         out["reasons"] = [f"advise did not run to its end: {out['error']}"]
@@ -51,9 +52,20 @@ def advise_fit(report: dict | None, error: str | None = None) -> dict:
     if isinstance(fit.get("workload"), dict):
         out["workload"] = dict(fit["workload"])
     out["source"] = fit.get("source") if isinstance(fit.get("source"), str) else None
+    scale = _num(fit.get("device_scale"))
+    out["device_scale"] = scale if scale and scale > 0 else 1.0
     out["converged"] = fit.get("converged") if isinstance(fit.get("converged"), bool) \
         else None
     return out
+
+
+def profile_as_seen(fit: dict, profile):
+    """The device profile as advise's fit used it: scaled to the server's commit wait
+    when advise found the server's storage faster or slower than the profile."""
+    f = fit.get("device_scale") or 1.0
+    if abs(f - 1.0) < 1e-9:
+        return profile
+    return profile.scaled(f, "advise: the device as the server saw it")
 
 
 def fitted_workload(fit: dict) -> tuple[Workload | None, list[str]]:

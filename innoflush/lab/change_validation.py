@@ -38,6 +38,7 @@ from .advise_reading import (
     candidate_prediction,
     find_candidate,
     fitted_workload,
+    profile_as_seen,
 )
 from .command_spec import WorkloadCommand
 from .options import LabError, LabOptions, RunPlan
@@ -300,8 +301,8 @@ def _simulate_before(m, fit: dict, o: LabOptions, profile, base: Path
     if wl is None:
         return None, "; ".join(why)
     config, _ = sim_config(m.facts, os.cpu_count() or 1, base)
-    sim = predict(config, wl, profile, o.duration_s, seed=o.seed, warmup_s=o.warmup_s,
-                  start=m.start)
+    sim = predict(config, wl, profile_as_seen(fit, profile), o.duration_s, seed=o.seed,
+                  warmup_s=o.warmup_s, start=m.start)
     return round(sim.tps, 2), None
 
 

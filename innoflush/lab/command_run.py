@@ -16,7 +16,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .advise_reading import advise_fit, candidate_prediction, candidates, fitted_workload
+from .advise_reading import (
+    advise_fit,
+    candidate_prediction,
+    candidates,
+    fitted_workload,
+    profile_as_seen,
+)
 from .predict import COMPARED, compare, model_notes, predict, predicted_figures, sim_config
 from .servers import advise_summary
 
@@ -55,8 +61,8 @@ def command_run_doc(opts, plan, m, workdir: Path, profile) -> dict:
     elif wl is None:
         predicted = no_prediction("advise gave no prediction: " + "; ".join(wl_notes))
     else:
-        sim = predict(config, wl, profile, opts.duration_s, seed=opts.seed,
-                      warmup_s=opts.warmup_s, start=m.start)
+        sim = predict(config, wl, profile_as_seen(fit, profile), opts.duration_s,
+                      seed=opts.seed, warmup_s=opts.warmup_s, start=m.start)
         predicted = predicted_figures(sim, m.rtt["wall_us"] / 1e3)
         predicted["commit_round_trip_source"] = "one measured SELECT 1 round trip"
         predicted["basis"] = "the simulator on advise's fitted workload at the run's settings"
