@@ -394,12 +394,18 @@ def model_checks(o: Observed, r, tolerances: dict | None = None) -> list[Check]:
 
 def fit_workload(facts: ServerFacts, observed: Observed, evidence: WorkloadEvidence | None,
                  profile, cpu_cores: int | None = None, datadir: str | None = None,
-                 seed: int = 1, clock=time.monotonic) -> Fit:
-    """The measured workload at the current settings, and whether the model explains it."""
+                 seed: int = 1, clock=time.monotonic,
+                 config: ServerConfig | None = None) -> Fit:
+    """The measured workload at the current settings, and whether the model explains it.
+    config: the settings as simulated (a report's ``fit.config``, to fit it again
+    offline); default: the server's, from its facts."""
     t0 = clock()
     cores = cpu_cores or int((evidence.cpu_cores.value if evidence else None)
                              or os.cpu_count() or 2)
-    cfg, notes = config_from_facts(facts, cores, datadir)
+    if config is not None:
+        cfg, notes = config, []
+    else:
+        cfg, notes = config_from_facts(facts, cores, datadir)
     target = observed.commits_per_s
     dur = sim_duration_for(target, observed.seconds)
     start = server_start(observed)

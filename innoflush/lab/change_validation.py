@@ -338,6 +338,9 @@ def run_change_cell(vopts: ChangeValidateOptions, cp: CellPlan, wc: WorkloadComm
         if errs:
             cell["notes"].insert(0, f"the {which} run was tried {len(errs) + 1} times; "
                                  f"before: {errs[-1]}")
+    # advise's whole report: what it measured and fitted, to fit it again offline
+    # (bench/refit_changes.py) when the model changes
+    cell["advise_report"] = report
     return {**head, **cell}
 
 
@@ -364,6 +367,7 @@ def lab_change_validate(vopts: ChangeValidateOptions, progress=None,
         for dn, device in enumerate(vopts.devices, 1):
             entry, profile, emulation = device_entry(device, base, host_profile, host_how,
                                                      o, progress_line)
+            entry["profile"]["data"] = profile.to_dict()   # the device, as predicted on
             entry["nonvolatile_cache"] = nonvolatile_cache(profile)
             if emulation is not None and emulation.check["verdict"] == "cannot":
                 entry.update({"skipped": emulation.check["notes"][0], "cells": [],

@@ -99,6 +99,22 @@ class WorkloadEvidence:
         d["notes"] = list(self.notes)
         return d
 
+    @classmethod
+    def from_dict(cls, d: dict) -> WorkloadEvidence:
+        """The evidence of a report's ``workload`` (to fit it again, offline)."""
+        a = dict(d.get("activity") or {})
+        period_ms = a.pop("period_ms", None)
+        a.pop("tids", None)
+        activity = Activity(**{**a, "period_s": period_ms / 1e3 if period_ms else None})
+        pfs = d.get("performance_schema")
+        return cls(seconds=d["seconds"], commits=d["commits"],
+                   commits_per_s=d["commits_per_s"],
+                   **{k: Input(**d[k]) for k in cls.INPUTS},
+                   activity=activity,
+                   pfs=perfschema.PfsDelta(**pfs) if pfs else None,
+                   server_process=dict(d.get("server_process") or {}),
+                   notes=list(d.get("notes") or []))
+
 
 @dataclass
 class _HostSnapshot:

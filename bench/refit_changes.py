@@ -1,0 +1,118 @@
+"""advise's prices fitted again, offline, on a change validation's measurements.
+
+`innoflush lab validate --workload-cmd ... --json` keeps, for every cell, advise's whole
+report of the before run (what it measured: the counters, the processlist, /proc) and the
+device profile each device was predicted on. This reads such reports and runs today's fit
+and predictions on them — no server — beside what was measured after the change: so a
+change to the model is judged on the same measured cells, side by side with the ratios the
+report recorded when it ran.
+
+    python bench/refit_changes.py changes.json [more.json ...] [--cells] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from tabulate import tabulate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from innoflush.advisor.fit import fit_workload  # noqa: E402
+from innoflush.advisor.predict import Predictor  # noqa: E402
+from innoflush.lab.change_validation import CHANGES, FACTOR  # noqa: E402
+from innoflush.live.facts import facts_from_variables  # noqa: E402
+from innoflush.live.sampling import Observed  # noqa: E402
+from innoflush.live.workload import WorkloadEvidence  # noqa: E402
+from innoflush.profiles import DeviceProfile  # noqa: E402
+from innoflush.simulator import ServerConfig  # noqa: E402
+
+
+def refit(cell: dict, profile: DeviceProfile, seed: int) -> dict:
+    """Today's fit and predicted ratio for one measured cell."""
+    rep = cell["advise_report"]
+    facts = facts_from_variables(rep["settings"]["variables"])
+    observed = Observed.from_dict(rep["observed"])
+    ev = WorkloadEvidence.from_dict(rep["workload"])
+    config = ServerConfig(**rep["fit"]["config"]) if rep.get("fit") else None
+    fit = fit_workload(facts, observed, ev, profile, seed=seed, config=config)
+    out = {"explained": fit.explained, "reasons": fit.reasons, "ratio": None,
+           "range": None, "fsyncs_after": None, "sim_before_err": None}
+    if fit.simulated_tps and observed.commits_per_s:
+        out["sim_before_err"] = 100 * (fit.simulated_tps / observed.commits_per_s - 1)
+    if not fit.explained or fit.workload is None:
+        return out
+    change = CHANGES[cell["change"]]
+    p = Predictor(fit, fit.profile or profile, seed).predict({change.sim_field:
+                                                              change.sim_after})
+    out["ratio"] = 1 + p["change"]["tps_pct"] / 100
+    rg = p["range"]["tps_pct"]
+    out["range"] = [1 + rg[0] / 100, 1 + rg[1] / 100] if rg else None
+    out["fsyncs_after"] = p["recommended"]["data_fsyncs_per_s"]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("reports", nargs="+")
+    ap.add_argument("--cells", action="store_true", help="print every cell")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    rows, factors, dirs, fs_err, sim_err, unexplained = [], [], [], [], [], 0
+    for path in args.reports:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+        for dev in report["devices"]:
+            data = (dev.get("profile") or {}).get("data")
+            if not data:
+                print(f"{path}: {dev['name']}: no profile data kept; skipped", file=sys.stderr)
+                continue
+            profile = DeviceProfile.from_dict(data)
+            for cell in dev.get("cells", []):
+                if not cell.get("advise_report") or not cell.get("measured_ratio"):
+                    continue
+                r = refit(cell, profile, args.seed)
+                meas = cell["measured_ratio"]
+                f = r["ratio"] / meas if r["ratio"] else None
+                if f is not None:
+                    factors.append(f)
+                    dirs.append((r["ratio"] > 1.03) == (meas > 1.03)
+                                or (abs(r["ratio"] - 1) <= 0.03 and abs(meas - 1) <= 0.03))
+                else:
+                    unexplained += 1
+                fm = cell["after"].get("data_fsyncs_per_s")
+                if r["fsyncs_after"] is not None and fm:
+                    fs_err.append(100 * (r["fsyncs_after"] / fm - 1))
+                if r["sim_before_err"] is not None and r["explained"]:
+                    sim_err.append(r["sim_before_err"])
+                rows.append([dev["name"][:18], cell["workload"], cell["connections"],
+                             cell["change"], f"x{meas:.2f}",
+                             f"x{r['ratio']:.2f}" if r["ratio"] else "-",
+                             (f"{r['range'][0]:.2f}..{r['range'][1]:.2f}"
+                              if r["range"] else "-"),
+                             f"{f:.2f}" if f else "-",
+                             f"{cell['predicted_ratio']:.2f}" if cell.get("predicted_ratio")
+                             else "-",
+                             f"{r['sim_before_err']:+.0f}%" if r["sim_before_err"] is not None
+                             else "-",
+                             "" if r["explained"] else "; ".join(r["reasons"])[:60]])
+    if args.cells:
+        print(tabulate(rows, headers=["device", "workload", "conns", "change", "measured",
+                                      "predicted", "range", "pred/meas", "then", "sim before",
+                                      "not explained"], disable_numparse=True))
+    within = sum(1 for f in factors if 1 / FACTOR <= f <= FACTOR)
+    print(f"cells {len(rows)}: predicted {len(factors)}, not explained {unexplained}; "
+          f"within x/÷{FACTOR}: {within}/{len(factors)}; direction right "
+          f"{sum(dirs)}/{len(dirs)}; data fsyncs/s after MAPE "
+          f"{statistics.mean(abs(e) for e in fs_err):.1f}% ({len(fs_err)})"
+          if fs_err else "")
+    if sim_err:
+        print(f"simulate-before TPS MAPE {statistics.mean(abs(e) for e in sim_err):.1f}% "
+              f"({len(sim_err)} explained cells)")
+
+
+if __name__ == "__main__":
+    main()
