@@ -104,3 +104,42 @@ def test_tps_command(tmp_path):
     assert res.exit_code == 0 and "TPS / connection" in res.output
     res = CliRunner().invoke(main, ["tps", "--profile", "hdd-wd2502abys", "--target-tps", "-5"])
     assert res.exit_code == 2
+
+
+# ---- the default workload: a built-in profile measured on a real server --------------------
+
+def test_simulate_without_a_workload_uses_the_builtin_default(tmp_path):
+    from innoflush.simulator.workload_profile import DEFAULT_WORKLOAD, default_workload
+    args = ["simulate", "--profile", _profile_file(tmp_path), "--connections", "1,4",
+            "--trx-commit", "2", "--duration", "0.5"]
+    res = CliRunner().invoke(main, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    wp = default_workload()
+    assert out["workload_profile"] == DEFAULT_WORKLOAD
+    assert out["workload_source"].startswith(f"{DEFAULT_WORKLOAD} (built-in: ")
+    for r in out["rows"]:   # each count's calibration, as for a saved profile
+        assert r["runs"][0]["workload"] == wp.workload_at(r["connections"])[0].to_dict()
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    line = next(x for x in res.output.splitlines() if x.startswith("workload: "))
+    assert f"{DEFAULT_WORKLOAD} (built-in: " in line
+    assert "innoflush lab calibrate --save NAME" in line and "--workload NAME" in line
+
+
+def test_options_override_the_default_workload(tmp_path):
+    args = ["simulate", "--profile", _profile_file(tmp_path), "--connections", "1,4",
+            "--duration", "0.5", "--json", "--cpu-us", "50", "--client-us", "1",
+            "--pages-per-trx", "0.5"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["workload_source"].endswith("given: --cpu-us, --client-us, --pages-per-trx")
+    for r in out["rows"]:
+        wl = r["runs"][0]["workload"]
+        assert (wl["cpu_us_per_trx"], wl["client_us_per_trx"]) == (50.0, 1.0)
+        assert wl["pages_dirtied_per_trx"] == 0.5
+        # --cpu-us is the CPU whatever the commit does; the client CPU is part of --client-us
+        assert wl["cpu_us_per_trx_sleeping"] == 0.0
+        assert wl["client_cpu_us_per_trx"] <= 1.0
+        assert wl["client_cpu_us_per_trx_sleeping"] <= 1.0

@@ -159,3 +159,48 @@ def test_the_lab_uses_the_calibration_at_the_runs_connection_count():
         assert (workload.connections, workload.cpu_us_per_trx) == (n, cpu)
         assert workload == wp.workload_at(n)[0] and commit_base == base
     assert calibration_for(None, plan) == (None, None, None)
+
+
+# ---- built-in workloads ---------------------------------------------------------------------
+
+def test_the_default_workload_is_builtin_with_its_provenance(home):
+    from innoflush.simulator.workload_profile import (
+        DEFAULT_WORKLOAD,
+        builtin_workload_names,
+        default_workload,
+    )
+    assert DEFAULT_WORKLOAD in builtin_workload_names()
+    wp = default_workload()
+    assert wp.origin == "built-in" and wp.name == DEFAULT_WORKLOAD
+    prov = wp.provenance
+    for key in ("kind", "summary", "date", "method", "host", "server"):
+        assert prov.get(key), key
+    assert prov["host"]["cpu_model"] and prov["host"]["cpu_cores"] >= 1
+    assert prov["server"]["version"]
+    # one workload per connection count, as lab calibrate keeps them
+    counts = sorted(int(k) for k in prov["calibration"]["by_connections"])
+    assert counts[0] == 1 and len(counts) >= 3
+    for n in counts:
+        wl, _ = wp.workload_at(n)
+        wl.validate()
+        assert wl.cpu_us_per_trx > 0 and wl.client_us_per_trx > 0
+    assert load_workload(DEFAULT_WORKLOAD).to_dict() == wp.to_dict()
+
+
+def test_a_saved_workload_shadows_the_builtin_of_its_name(home):
+    from innoflush.simulator.workload_profile import DEFAULT_WORKLOAD, default_workload
+    save_workload(WorkloadProfile(DEFAULT_WORKLOAD, "mine", Workload(cpu_us_per_trx=777.0)))
+    mine = load_workload(DEFAULT_WORKLOAD)
+    assert mine.origin == "saved" and mine.workload.cpu_us_per_trx == 777.0
+    # the default stays the built-in one: the same on every host
+    assert default_workload().workload.cpu_us_per_trx != 777.0
+
+
+def test_an_unknown_workload_names_the_builtin_ones(home):
+    from innoflush.simulator.workload_profile import DEFAULT_WORKLOAD
+    with pytest.raises(ProfileError, match=f"built-in: .*{DEFAULT_WORKLOAD}"):
+        load_workload("nothing-here")
+    res = CliRunner().invoke(main, ["simulate", "--profile", "samsung-pm9a3", "--workload",
+                                    "nothing-here"])
+    assert res.exit_code == 2 and DEFAULT_WORKLOAD in res.output
+    assert "Traceback" not in res.output

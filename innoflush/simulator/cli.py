@@ -16,11 +16,17 @@ from ..units import parse_list, parse_size
 from .config import ServerConfig, Workload
 from .flavors import FLAVORS
 from .sweep import combinations, run_sweep
-from .tps import COMMIT_ONLY, tps_table
-from .workload_profile import WorkloadProfile, load_workload
+from .tps import TOLERANCE, tps_table
+from .workload_profile import (
+    DEFAULT_WORKLOAD,
+    WorkloadProfile,
+    default_workload,
+    load_workload,
+    workload_source,
+)
 
-_W = Workload()
 _S = ServerConfig()
+_FROM = "(default: the workload's)"
 
 
 def _bool_opt(text: str) -> bool:
@@ -32,13 +38,27 @@ def _bool_opt(text: str) -> bool:
     raise ValueError("use ON or OFF")
 
 
-def _load_workload(ref: str | None) -> dict:
-    """Workload fields from a workload profile (name or file), without connections."""
-    if not ref:
-        return {}
-    wl = load_workload(ref).workload.to_dict()
-    wl.pop("connections", None)
-    return wl
+def workload_profile(ref: str | None) -> WorkloadProfile:
+    """The workload profile named (a name or a file), else the built-in default."""
+    return load_workload(ref) if ref else default_workload()
+
+
+def with_overrides(wl: Workload, overrides: dict) -> Workload:
+    """The workload with the options given on the command line over it, and what they
+    imply for the profile's keys that go with them: a --cpu-us is the server's CPU per
+    transaction whatever the commit does (the profile's CPU of a transaction whose commit
+    sleeps goes), and the client CPU a profile counts is part of a --client-us, so at
+    most that."""
+    fields = {**wl.to_dict(), **overrides}
+    if "cpu_us_per_trx" in overrides:
+        fields["cpu_us_per_trx_sleeping"] = 0.0
+    if "client_us_per_trx" in overrides:
+        cap = overrides["client_us_per_trx"]
+        for key in ("client_cpu_us_per_trx", "client_cpu_us_per_trx_sleeping"):
+            fields[key] = min(fields[key], cap)
+    out = Workload(**fields)
+    out.validate()
+    return out
 
 
 def calibrated_cases(cases: list[tuple[ServerConfig, Workload]], wprofile: WorkloadProfile,
@@ -49,10 +69,25 @@ def calibrated_cases(cases: list[tuple[ServerConfig, Workload]], wprofile: Workl
     out = []
     for cfg, wl in cases:
         at, _ = wprofile.workload_at(wl.connections)
-        wl = Workload(**{**at.to_dict(), **overrides})
-        wl.validate()
-        out.append((cfg, wl))
+        out.append((cfg, with_overrides(at, overrides)))
     return out
+
+
+def source_line(wprofile: WorkloadProfile, overrides: dict) -> str:
+    """Which workload the figures come from, and the options given over it."""
+    text = workload_source(wprofile)
+    if overrides:
+        given = ", ".join("--" + _OPTION_OF[k] for k in overrides)
+        text += f"; given: {given}"
+    return text
+
+
+# the workload options and the Workload keys they set
+_OPTION_OF = {"cpu_us_per_trx": "cpu-us", "client_us_per_trx": "client-us",
+              "redo_bytes_per_trx": "redo-bytes", "binlog_bytes_per_trx": "binlog-bytes",
+              "pages_dirtied_per_trx": "pages-per-trx", "hot_page_share": "hot-page-share",
+              "work_cv": "work-cv", "tablespaces": "tablespaces",
+              "growth_bytes_per_trx": "growth-bytes"}
 
 
 def _progress(enabled: bool):
@@ -147,29 +182,31 @@ def _row(cfg: ServerConfig, wl: Workload, runs, summary) -> dict:
                    "queues; e.g. 1 for a single-queue virtio disk). Threads that sleep on a "
                    "sync every commit run there. Default: all of them.")
 @click.option("--workload", "workload_file", default=None,
-              help="Workload profile: a name saved by `lab calibrate`, or a JSON file "
-                   "(its keys as below); options given override it.")
+              help=f"Workload profile: a built-in name ({DEFAULT_WORKLOAD}, the default: a "
+                   "plain insert workload measured on a 2-vCPU VM), a name saved by `lab "
+                   "calibrate`, or a JSON file (its keys as below); options given "
+                   "override it.")
 @click.option("--cpu-us", type=float, default=None,
-              help=f"Server CPU per transaction, µs [{_W.cpu_us_per_trx}].")
+              help=f"Server CPU per transaction, µs {_FROM}.")
 @click.option("--client-us", type=float, default=None,
-              help=f"Client + network time per transaction, µs [{_W.client_us_per_trx}].")
+              help=f"Client + network time per transaction, µs {_FROM}.")
 @click.option("--redo-bytes", default=None,
-              help=f"Redo bytes per transaction [{_W.redo_bytes_per_trx}].")
+              help=f"Redo bytes per transaction {_FROM}.")
 @click.option("--binlog-bytes", default=None,
-              help=f"Binlog bytes per transaction [{_W.binlog_bytes_per_trx}].")
+              help=f"Binlog bytes per transaction {_FROM}.")
 @click.option("--pages-per-trx", type=float, default=None,
               help="Pages a transaction adds to the flush list for the first time "
-                   f"[{_W.pages_dirtied_per_trx}].")
+                   f"{_FROM}.")
 @click.option("--hot-page-share", type=float, default=None,
               help="Share of those the workload goes on changing: each comes back to the "
-                   f"flush list after its write [{_W.hot_page_share}].")
+                   f"flush list after its write {_FROM}.")
 @click.option("--work-cv", type=float, default=None,
               help="Coefficient of variation of a transaction's work (CPU, client and "
-                   f"wire time, gamma-distributed) [{_W.work_cv}].")
+                   f"wire time, gamma-distributed) {_FROM}.")
 @click.option("--tablespaces", type=int, default=None,
-              help=f"Tablespace files written [{_W.tablespaces}].")
+              help=f"Tablespace files written {_FROM}.")
 @click.option("--growth-bytes", type=float, default=None,
-              help=f"Tablespace growth per transaction, bytes [{_W.growth_bytes_per_trx}].")
+              help=f"Tablespace growth per transaction, bytes {_FROM}.")
 @click.option("--duration", type=float, default=10.0, show_default=True,
               help="Simulated seconds measured (after a warm-up).")
 @click.option("--seed", type=int, default=1, show_default=True)
@@ -209,11 +246,7 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
         binlog_group_commit_sync_delay=binlog_sync_delay,
         innodb_flush_log_at_timeout=flush_log_timeout, cpu_cores=cpu_cores,
         io_completion_cores=io_cores)
-    wprofile = load_workload(workload_file) if workload_file else None
-    wl_fields = {}
-    if wprofile is not None:
-        wl_fields = wprofile.workload.to_dict()
-        wl_fields.pop("connections", None)
+    wprofile = workload_profile(workload_file)
     overrides = {}
     for key, val in (("cpu_us_per_trx", cpu_us), ("client_us_per_trx", client_us),
                      ("redo_bytes_per_trx", redo_bytes and parse_size(redo_bytes)),
@@ -224,13 +257,13 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
                      ("growth_bytes_per_trx", growth_bytes)):
         if val is not None:
             overrides[key] = val
-    workload = Workload(**{**wl_fields, **overrides})
+    workload = with_overrides(wprofile.workload, overrides)
     cases = combinations(
         base, workload, parse_list(flush_method),
         parse_list(trx_commit, int), parse_list(sync_binlog, int) if log_bin else [0],
         parse_list(connections, int))
-    if wprofile is not None:
-        cases = calibrated_cases(cases, wprofile, overrides)
+    cases = calibrated_cases(cases, wprofile, overrides)
+    source = source_line(wprofile, overrides)
     show = _progress(sys.stderr.isatty() and not (as_json or as_csv) and len(cases) > 1)
     results = run_sweep(cases, profile, replications=replications, seed=seed,
                         duration_s=duration, jobs=jobs, progress=show)
@@ -240,6 +273,7 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
     if as_json:
         click.echo(json.dumps({"profile": profile.name, "title": profile.title,
                                "flavor": base.flavor, "duration_s": duration, "seed": seed,
+                               "workload_profile": wprofile.name, "workload_source": source,
                                "workload": workload.to_dict(), "rows": rows,
                                "notes": notes}, indent=2))
         return
@@ -254,6 +288,7 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
     click.echo(f"profile {profile.name}: {profile.title}")
     click.echo(f"flavor {base.flavor}, log_bin {'ON' if log_bin else 'OFF'}, "
                f"{duration:g} simulated s per run, seed {seed}, replications {replications}")
+    click.echo(f"workload: {source}")
     table = []
     for r in rows:
         tps = _fmt(r["tps"], 0)
@@ -286,57 +321,93 @@ def _parse_bool(text: str) -> bool:
 @click.option("--flavor", default="mysql-8.0", show_default=True,
               type=click.Choice(sorted(FLAVORS), case_sensitive=False))
 @click.option("--target-tps", type=float, default=None,
-              help="Durable commits per second wanted: how many connections it takes.")
-@click.option("--redo-bytes", default=str(COMMIT_ONLY.redo_bytes_per_trx), show_default=True,
-              help="Redo bytes written per commit.")
-@click.option("--cpu-us", type=float, default=0.0, show_default=True,
-              help="Server CPU per transaction, µs (0: the device's ceiling alone).")
+              help="Commits per second wanted: how many connections it takes.")
 @click.option("--workload", "workload_ref", default=None,
-              help="Workload profile (name or file): its CPU, client time and redo/binlog "
-                   "bytes per transaction instead of the device-only defaults.")
+              help=f"Workload profile: a built-in name ({DEFAULT_WORKLOAD}, the default), a "
+                   "name saved by `lab calibrate`, or a JSON file: what a transaction "
+                   "costs besides its commit's syncs.")
+@click.option("--cpu-us", type=float, default=None,
+              help=f"Server CPU per transaction, µs {_FROM}.")
+@click.option("--client-us", type=float, default=None,
+              help=f"Client + network time per transaction, µs {_FROM}; --cpu-us 0 "
+                   "--client-us 0: the device's ceiling alone.")
+@click.option("--redo-bytes", default=None, help=f"Redo bytes written per commit {_FROM}.")
+@click.option("--cpu-cores", type=int, default=_S.cpu_cores, show_default=True,
+              help="Server CPU cores.")
 @click.option("--no-check", is_flag=True, help="Skip the cross-check by simulation.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
-def tps_command(profile_ref, flavor, target_tps, redo_bytes, cpu_us, workload_ref, no_check,
-                as_json) -> None:
-    """Max durable commits per second per connection for a device, per durability setting."""
+def tps_command(profile_ref, flavor, target_tps, workload_ref, cpu_us, client_us, redo_bytes,
+                cpu_cores, no_check, as_json) -> None:
+    """Commits per second one connection gets from a device, per durability setting:
+    bound by the device where a sync is in the commit path, by the CPU where none is."""
     if target_tps is not None and target_tps <= 0:
         raise UsageError("--target-tps must be positive")
-    if cpu_us < 0:
-        raise UsageError("--cpu-us must be >= 0")
+    for name, val in (("--cpu-us", cpu_us), ("--client-us", client_us)):
+        if val is not None and val < 0:
+            raise UsageError(f"{name} must be >= 0")
+    if cpu_cores < 1:
+        raise UsageError("--cpu-cores must be >= 1")
     profile = load_profile(profile_ref)
-    fields = {**COMMIT_ONLY.to_dict(), "redo_bytes_per_trx": parse_size(redo_bytes),
-              "cpu_us_per_trx": cpu_us}
-    if workload_ref:
-        w = _load_workload(workload_ref)
-        for k in ("cpu_us_per_trx", "client_us_per_trx", "redo_bytes_per_trx",
-                  "binlog_bytes_per_trx"):
-            fields[k] = w[k]
-    wl = Workload(**fields)
-    out = tps_table(profile, flavor.lower(), target_tps, wl, check=not no_check)
+    wprofile = workload_profile(workload_ref)
+    overrides = {k: v for k, v in (("cpu_us_per_trx", cpu_us), ("client_us_per_trx", client_us),
+                                   ("redo_bytes_per_trx",
+                                    redo_bytes and parse_size(redo_bytes)))
+                 if v is not None}
+
+    def at(n: int) -> Workload:
+        return with_overrides(wprofile.workload_at(n)[0], overrides)
+
+    source = source_line(wprofile, overrides)
+    out = tps_table(profile, flavor.lower(), target_tps, at(1), check=not no_check,
+                    cpu_cores=cpu_cores, workload_at=at)
+    out = {**out, "workload_profile": wprofile.name, "workload_source": source}
     if as_json:
         click.echo(json.dumps(out, indent=2))
         return
     click.echo(f"profile {profile.name}: {profile.title}  (flavor {out['flavor']})")
-    headers = ["durability setting", "commit ms", "TPS / connection"]
+    click.echo(f"workload: {source}")
+    headers = ["durability setting", "durable", "bound", "trx ms", "TPS / connection"]
     if target_tps:
         headers.append(f"conns for {target_tps:g} TPS (at least)")
     if not no_check:
-        headers.append("simulated, 1 conn")
+        headers += ["simulated, 1 conn", "vs closed form"]
         if target_tps:
             headers += ["simulated at those conns", "conns needed, simulated"]
     table = []
+    why: list[str] = []
     for r in out["settings"]:
-        row = [r["title"], _fmt(r["commit_latency_ms"], 3), _fmt(r["tps_per_connection"], 1)]
+        row = [r["title"], "yes" if r["durable"] else "no", r["bound"].upper()
+               if r["bound"] == "cpu" else r["bound"], _fmt(r["commit_latency_ms"], 3),
+               _fmt(r["tps_per_connection"], 1)]
         if target_tps:
-            row.append(r["connections_for_target"])
+            row.append(_fmt(r["connections_for_target"]) if r["connections_for_target"]
+                       else "-")
         if not no_check:
             row.append(_fmt(r["simulated_tps_1_connection"], 1))
+            pct = r["simulated_vs_closed_form_pct"]
+            mark = "" if r["agrees"] else f" [{len(why) + 1}]"
+            row.append(("-" if pct is None else f"{pct:+.0f}%") + mark)
+            if not r["agrees"]:
+                why.append(r["why"])
             if target_tps:
                 row.append(_fmt(r.get("simulated_tps_at_target_connections",
                                       r["simulated_tps_1_connection"]), 1))
                 row.append(_fmt(r.get("simulated_connections_for_target"), 0)
-                           if r.get("simulated_connections_for_target") else "> 1024")
+                           if r.get("simulated_connections_for_target") else "> 1024"
+                           if r["connections_for_target"] else "-")
         table.append(row)
     click.echo(tabulate(table, headers=headers, disable_numparse=True))
+    click.echo("durable: every commit's redo is synced when COMMIT returns (trx_commit=1). "
+               "bound: what the rate per connection waits for most, the device's writes and "
+               "syncs or the CPU (the workload's server CPU, client and wire time); with no "
+               "sync at commit it is the CPU's.")
+    for r in out["settings"]:
+        if target_tps and r["connections_for_target"] is None and r["cpu_ceiling_tps"]:
+            click.echo(f"note: {r['setting']}: {target_tps:g} TPS is beyond what "
+                       f"{cpu_cores} core(s) give at this CPU per transaction "
+                       f"({r['cpu_ceiling_tps']:,.0f}/s)")
+    for i, w in enumerate(why, 1):
+        click.echo(f"[{i}] the simulation differs from the closed form by more than "
+                   f"{TOLERANCE:.0%}: {w}")
     for n in out["notes"]:
         click.echo(f"note: {n}")

@@ -2,7 +2,10 @@
 
 `innoflush lab calibrate` measures them on a real server; `simulate`, `tps` and
 `advise` accept them (`--workload NAME|FILE`). A plain JSON object of Workload keys
-(or {"workload": {...}}) is accepted too.
+(or {"workload": {...}}) is accepted too. A name is looked up in the user's store
+first, then among the built-in profiles (innoflush/simulator/builtin), which ship like
+the built-in device profiles; `simulate` and `tps` use DEFAULT_WORKLOAD, a built-in one
+measured on a real server, when the user names none.
 
 A calibration made at several connection counts keeps each count's workload in
 ``provenance.calibration.by_connections`` (CPU per transaction depends on the
@@ -15,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field, replace
+from importlib import resources
 from pathlib import Path
 
 from ..errors import ProfileError, UsageError
@@ -24,6 +28,9 @@ from ..profiles.store import user_home
 from .config import Workload
 
 SCHEMA = "innoflush.workload-profile/1"
+# What `simulate` and `tps` use when no --workload is given: a plain insert workload
+# measured on a real server (its provenance says where and how).
+DEFAULT_WORKLOAD = "insert-2vcpu"
 
 
 @dataclass
@@ -33,6 +40,10 @@ class WorkloadProfile:
     workload: Workload
     provenance: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # where it was loaded from: "built-in", "saved" (the user's store), "file" or ""
+    # (made in memory); not part of the JSON
+    origin: str = field(default="", compare=False)
+    path: str = field(default="", compare=False)   # the file it was read from, if any
 
     def to_dict(self) -> dict:
         wl = self.workload.to_dict()
@@ -111,17 +122,69 @@ def workload_dir() -> Path:
     return user_home() / "workloads"
 
 
+def builtin_workload_names() -> list[str]:
+    root = resources.files("innoflush.simulator") / "builtin"
+    return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".json"))
+
+
+def saved_workload_names() -> list[str]:
+    d = workload_dir()
+    return sorted(p.stem for p in d.glob("*.json")) if d.is_dir() else []
+
+
+def load_builtin_workload(name: str) -> WorkloadProfile:
+    res = resources.files("innoflush.simulator") / "builtin" / f"{name}.json"
+    if not res.is_file():
+        raise ProfileError(f"no built-in workload {name!r}")
+    try:
+        data = json.loads(res.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ProfileError(f"built-in workload {name}: not valid JSON ({exc})") from None
+    wp = WorkloadProfile.from_dict(data, f"built-in workload {name}")
+    wp.origin = "built-in"
+    return wp
+
+
+def default_workload() -> WorkloadProfile:
+    """The built-in workload `simulate` and `tps` use when none is given (never a saved
+    one of the same name: the default is the same on every host)."""
+    return load_builtin_workload(DEFAULT_WORKLOAD)
+
+
 def load_workload(ref: str) -> WorkloadProfile:
-    """A workload profile by file path or by name in the user's store."""
+    """A workload profile by file path, by name in the user's store, or by built-in name
+    (in that order: a saved profile of the same name shadows the built-in one)."""
     path = Path(ref)
-    if not (ref.endswith(".json") or os.sep in ref or path.is_file()):
+    if ref.endswith(".json") or os.sep in ref or path.is_file():
+        origin = "file"
+    else:
         if not NAME_RE.match(ref):
             raise ProfileError(f"not a workload name or file: {ref!r}")
         path = workload_dir() / f"{ref}.json"
+        origin = "saved"
         if not path.is_file():
-            raise ProfileError(f"unknown workload {ref!r} (looked in {workload_dir()})")
+            if ref in builtin_workload_names():
+                return load_builtin_workload(ref)
+            saved = saved_workload_names()
+            raise ProfileError(
+                f"unknown workload {ref!r} (built-in: {', '.join(builtin_workload_names())}; "
+                f"saved in {workload_dir()}: {', '.join(saved) if saved else 'none'})")
     data = read_json(path, "workload file")
-    return WorkloadProfile.from_dict(data, str(path))
+    wp = WorkloadProfile.from_dict(data, str(path))
+    wp.origin, wp.path = origin, str(path)
+    return wp
+
+
+def workload_source(wp: WorkloadProfile) -> str:
+    """One line saying which workload a prediction used and where it comes from: for a
+    built-in one its measurement (provenance.summary) and how to use one's own."""
+    if wp.origin == "built-in":
+        summary = (wp.provenance or {}).get("summary") or wp.title
+        return (f"{wp.name} (built-in: {summary}; a workload of your own: "
+                "`innoflush lab calibrate --save NAME`, then --workload NAME)")
+    if wp.origin in ("saved", "file"):
+        return f"{wp.name} ({wp.path})"
+    return wp.name
 
 
 def save_workload(profile: WorkloadProfile, overwrite: bool = False) -> Path:
