@@ -53,6 +53,7 @@ def refit(cell: dict, profile: DeviceProfile, seed: int) -> dict:
     rg = p["range"]["tps_pct"]
     out["range"] = [1 + rg[0] / 100, 1 + rg[1] / 100] if rg else None
     out["fsyncs_after"] = p["recommended"]["data_fsyncs_per_s"]
+    out["tps_after"] = p["recommended"]["tps"]
     return out
 
 
@@ -63,6 +64,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     rows, factors, dirs, fs_err, sim_err, unexplained = [], [], [], [], [], 0
+    after_err: list[float] = []   # simulate on advise's workload at the after setting
     for path in args.reports:
         report = json.loads(Path(path).read_text(encoding="utf-8"))
         for dev in report["devices"]:
@@ -88,6 +90,8 @@ def main() -> None:
                     fs_err.append(100 * (r["fsyncs_after"] / fm - 1))
                 if r["sim_before_err"] is not None and r["explained"]:
                     sim_err.append(r["sim_before_err"])
+                if r.get("tps_after") and cell["after"].get("tps"):
+                    after_err.append(100 * (r["tps_after"] / cell["after"]["tps"] - 1))
                 rows.append([dev["name"][:18], cell["workload"], cell["connections"],
                              cell["change"], f"x{meas:.2f}",
                              f"x{r['ratio']:.2f}" if r["ratio"] else "-",
@@ -112,6 +116,11 @@ def main() -> None:
     if sim_err:
         print(f"simulate-before TPS MAPE {statistics.mean(abs(e) for e in sim_err):.1f}% "
               f"({len(sim_err)} explained cells)")
+    both = sim_err + after_err
+    if after_err:
+        print(f"simulate-after TPS MAPE {statistics.mean(abs(e) for e in after_err):.1f}% "
+              f"({len(after_err)}); before and after together "
+              f"{statistics.mean(abs(e) for e in both):.1f}% ({len(both)})")
 
 
 if __name__ == "__main__":

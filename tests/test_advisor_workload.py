@@ -10,6 +10,7 @@ import json
 import pymysql
 import pytest
 from click.testing import CliRunner
+from test_docs import compare_keys, example_json
 
 from innoflush.cli import main
 from innoflush.lab.local import ServerOptions
@@ -122,6 +123,8 @@ def test_performance_schema_gives_the_servers_own_counts(pfs_server, insert_load
     assert w["redo_syncs_per_s"]["value"] + w["data_file_syncs_per_s"]["value"] == \
         pytest.approx(total, rel=0.05, abs=1.0)
     assert rep["observed"]["redo_syncs_source"].startswith("performance_schema")
+    # every key of a real report is documented (docs/commands/advise.md)
+    compare_keys("advise", rep, example_json("advise-json"))
 
 
 def test_a_workload_the_model_cannot_explain(mariadb_server, insert_load, profile_files):
@@ -146,3 +149,4 @@ def test_a_workload_the_model_cannot_explain(mariadb_server, insert_load, profil
     assert text.exit_code == 4
     assert "does NOT explain what was observed" in text.stdout
     assert "price of every candidate change" not in text.stdout
+    compare_keys("advise", rep, example_json("advise-json"))

@@ -102,6 +102,9 @@ def test_a_cell_compares_advise_s_price_with_the_measured_change():
     assert c["direction"] == {"measured": "up", "predicted": "up", "right": True}
     assert c["data_fsyncs_after"] == {"measured": 8.0, "predicted": 10.0, "error_pct": 25.0}
     assert c["simulate_before"]["error_pct"] == -10.0 and c["simulate_before"]["missing"] is None
+    # advise's simulation of the after setting: 1,800 against 2,000 measured
+    assert c["simulate_after"] == {"measured_tps": 2000.0, "predicted_tps": 1800.0,
+                                   "error_pct": -10.0}
     a = c["advise"]
     assert a["explained"] is True and a["fit_workload"] == FIT_WORKLOAD
     assert a["candidate"]["advised"] is True and a["candidate"]["id"] == "c1"
@@ -195,6 +198,9 @@ def test_the_summary_arithmetic():
     assert s["direction_right"] == "1/2"
     assert s["data_fsyncs_after_mape"] == {"mape_pct": 37.5, "cells": 2}   # (25 + 50) / 2
     assert s["simulate_tps_mape"] == {"mape_pct": 20.0, "cells": 2}        # (10 + 30) / 2
+    # after: 1,800 vs 2,000 (-10 %), 2,000 vs 1,000 (+100 %); both: (10+30+10+100) / 4
+    assert s["simulate_after_tps_mape"] == {"mape_pct": 55.0, "cells": 2}
+    assert s["simulate_all_tps_mape"] == {"mape_pct": 37.5, "cells": 4}
     assert s["no_prediction"] == 1 and s["not_explained"] == 0
     empty = summarize([])
     assert empty["within_factor"] == "0/0" and empty["within_factor_share"] is None

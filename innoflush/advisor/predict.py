@@ -73,6 +73,11 @@ class Predictor:
         self._current: dict[int, dict] = {}
 
     def run(self, changes: dict, variant: int = 0) -> dict:
+        if "innodb_flush_log_at_trx_commit" in changes:
+            # MariaDB switches innodb_log_file_buffering on by itself with trx_commit=2
+            # (MDEV-28766) unless my.cnf says otherwise, and off again at 1: the value
+            # read at the current setting is its choice for that setting, not the next
+            changes = {"innodb_log_file_buffering": None, **changes}
         cfg = replace(self.fit.config, **changes)
         r = simulate(cfg, self.workloads[variant], self.profile, duration_s=self.duration_s,
                      seed=self.seed, start=self.fit.start)

@@ -28,11 +28,13 @@ JSON keys (``--json``; schema ``innoflush.lab-validate-changes/1``):
     measured), ``within_factor``, ``direction`` {``measured``, ``predicted`` (down,
     flat, up), ``right``}, ``data_fsyncs_after`` {``measured``, ``predicted``,
     ``error_pct``}, ``simulate_before`` {``measured_tps``, ``predicted_tps``,
-    ``error_pct``, ``missing``}, ``notes``; a skipped cell has ``skipped`` and a failed
+    ``error_pct``, ``missing``}, ``simulate_after`` {``measured_tps``, ``predicted_tps``,
+    ``error_pct``}, ``notes``; a skipped cell has ``skipped`` and a failed
     one ``error`` instead of the figures;
   - ``summary``: ``cells``, ``measured_cells``, ``skipped_cells``, ``failed_cells``,
     ``within_factor`` ("k/n"), ``within_factor_share``, ``direction_right`` ("k/n"),
-    ``data_fsyncs_after_mape`` and ``simulate_tps_mape`` {``mape_pct``, ``cells``},
+    ``data_fsyncs_after_mape``, ``simulate_tps_mape``, ``simulate_after_tps_mape`` and
+    ``simulate_all_tps_mape`` {``mape_pct``, ``cells``},
     ``not_explained``, ``no_prediction``;
 - ``summary``: the same over every device, and ``by_change`` {change id: the same};
 - ``warnings``.
@@ -80,17 +82,20 @@ def cell_rows(cells: list[dict]) -> list[list]:
     for c in cells:
         head = [c["workload"], c["connections"], c["change"]]
         if "skipped" in c or "error" in c:
-            rows.append(head + ["skipped" if "skipped" in c else "FAILED"] + [""] * 8)
+            rows.append(head + ["skipped" if "skipped" in c else "FAILED"] + [""] * 9)
             continue
         rng = c["predicted_range"]
         pred = _x(c["predicted_ratio"]) + (f" [{rng[0]:.2f}..{rng[1]:.2f}]" if rng else "")
         d, fs, sb = c["direction"], c["data_fsyncs_after"], c["simulate_before"]
+        sa = c.get("simulate_after") or {}
         rows.append(head + [
             num(c["before"]["tps"]), num(c["after"]["tps"]), _x(c["measured_ratio"]), pred,
             _yes(c["within_factor"]),
             f"{d['measured'] or '-'} / {d['predicted'] or '-'} ({_yes(d['right'])})",
             f"{num(fs['measured'])} / {num(fs['predicted'])} ({pct(fs['error_pct'])})",
             f"{num(sb['measured_tps'])} / {num(sb['predicted_tps'])} ({pct(sb['error_pct'])})",
+            f"{num(sa.get('measured_tps'))} / {num(sa.get('predicted_tps'))} "
+            f"({pct(sa.get('error_pct'))})",
             _advise_cell(c)])
     return rows
 
@@ -99,7 +104,7 @@ def cell_headers(factor: float) -> list[str]:
     return ["workload", "conns", "change", "TPS before", "TPS after", "measured",
             "predicted [range]", f"within ×/÷{factor:g}", "direction meas / pred (right)",
             "data fsyncs/s after meas / pred (err)", "simulate before TPS meas / pred (err)",
-            "advise"]
+            "simulate after TPS meas / pred (err)", "advise"]
 
 
 def _mape(m: dict) -> str:
@@ -111,7 +116,10 @@ def _summary_row(name: str, s: dict) -> list:
     return [name, s["measured_cells"], s["within_factor"]
             + (f" ({share:.0%})" if share is not None else ""),
             s["direction_right"], _mape(s["data_fsyncs_after_mape"]),
-            _mape(s["simulate_tps_mape"]), s["not_explained"], s["no_prediction"],
+            _mape(s["simulate_tps_mape"]),
+            _mape(s.get("simulate_after_tps_mape") or {"mape_pct": None}),
+            _mape(s.get("simulate_all_tps_mape") or {"mape_pct": None}),
+            s["not_explained"], s["no_prediction"],
             s["skipped_cells"], s["failed_cells"]]
 
 
@@ -126,7 +134,8 @@ def summary_rows(report: dict) -> list[list]:
 
 def summary_headers(factor: float) -> list[str]:
     return ["device", "measured cells", f"within ×/÷{factor:g}", "direction right",
-            "data fsyncs/s after MAPE", "simulate TPS MAPE", "not explained",
+            "data fsyncs/s after MAPE", "simulate before TPS MAPE",
+            "simulate after TPS MAPE", "simulate TPS MAPE (both)", "not explained",
             "no prediction", "skipped", "failed"]
 
 

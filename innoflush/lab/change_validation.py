@@ -225,6 +225,11 @@ def cell_result(change: Change, before: dict, after: dict, advise_report: dict |
                             "predicted_tps": simulated_before_tps,
                             "error_pct": error_pct(before.get("tps"), simulated_before_tps),
                             "missing": sim_missing if simulated_before_tps is None else None},
+        # advise's own simulation of the after setting on the workload it measured
+        # (trx_commit=2 included): the model's TPS there, beside the after run's
+        "simulate_after": {"measured_tps": after.get("tps"),
+                           "predicted_tps": pred["tps_candidate"],
+                           "error_pct": error_pct(after.get("tps"), pred["tps_candidate"])},
         "notes": notes,
     }
 
@@ -238,8 +243,8 @@ def _mape(errors: list) -> dict:
 def summarize(cells: list[dict]) -> dict:
     """Totals over cells (pure): ``within_factor`` "k/n" (and ``within_factor_share``)
     over the cells with a measured and a predicted ratio; ``direction_right`` "k/n" over
-    the cells judged; the MAPE of the data fsyncs/s after the change and of the
-    simulated before TPS; ``not_explained`` (advise said its model cannot explain the
+    the cells judged; the MAPE of the data fsyncs/s after the change, of the
+    simulated before TPS, of advise's simulated after TPS and of both together; ``not_explained`` (advise said its model cannot explain the
     workload) and ``no_prediction`` (measured, but advise priced no ratio)."""
     ok = [c for c in cells if "measured_ratio" in c]
     judged = [c for c in ok if c["within_factor"] is not None]
@@ -254,6 +259,11 @@ def summarize(cells: list[dict]) -> dict:
         "direction_right": f"{sum(dirs)}/{len(dirs)}",
         "data_fsyncs_after_mape": _mape([c["data_fsyncs_after"]["error_pct"] for c in ok]),
         "simulate_tps_mape": _mape([c["simulate_before"]["error_pct"] for c in ok]),
+        "simulate_after_tps_mape": _mape([(c.get("simulate_after") or {}).get("error_pct")
+                                          for c in ok]),
+        "simulate_all_tps_mape": _mape(
+            [c["simulate_before"]["error_pct"] for c in ok]
+            + [(c.get("simulate_after") or {}).get("error_pct") for c in ok]),
         "not_explained": sum(1 for c in ok if c["advise"]["explained"] is False),
         "no_prediction": sum(1 for c in ok if c["predicted_ratio"] is None),
     }

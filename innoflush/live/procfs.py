@@ -11,6 +11,7 @@ process's age, which must match the server's ``Uptime``.
 from __future__ import annotations
 
 import os
+import platform
 
 
 def proc_cpu_seconds(pid: int, stat_path: str | None = None) -> float | None:
@@ -27,6 +28,20 @@ def proc_cpu_seconds(pid: int, stat_path: str | None = None) -> float | None:
     except (IndexError, ValueError):
         return None
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def processes_cpu(proc: str = "/proc") -> dict[int, float]:
+    """{pid: utime + stime seconds} of every process visible here."""
+    try:
+        pids = [int(p) for p in os.listdir(proc) if p.isdigit()]
+    except OSError:
+        return {}
+    out: dict[int, float] = {}
+    for pid in pids:
+        sec = proc_cpu_seconds(pid, f"{proc}/{pid}/stat")
+        if sec is not None:
+            out[pid] = sec
+    return out
 
 
 def thread_cpu(pid: int, task_dir: str | None = None) -> dict[int, float]:
@@ -86,6 +101,37 @@ def threads_runtime_ns(pid: int | None) -> int | None:
     """Nanoseconds on a CPU, summed over a process's live threads; None if unreadable."""
     st = schedstat(pid)
     return sum(v[0] for v in st.values()) if st else None
+
+O_DIRECT = 0o40000   # x86-64, arm64: 0o200000
+REDO_FILES = ("ib_logfile0", "#ib_redo")
+
+
+def redo_o_direct(pid: int, proc: str = "/proc") -> bool | None:
+    """Whether the server holds its redo log with O_DIRECT (the open flags in
+    /proc/PID/fdinfo, as the server opened it — MariaDB switches innodb_log_file_buffering
+    by itself and its variable can lag what the file is); None when no redo file is
+    open or the fds are not readable."""
+    flag = 0o200000 if platform.machine() in ("aarch64", "arm64") else O_DIRECT
+    root = f"{proc}/{pid}/fd"
+    try:
+        fds = os.listdir(root)
+    except OSError:
+        return None
+    for fd in fds:
+        try:
+            name = os.path.basename(os.readlink(os.path.join(root, fd)))
+        except OSError:
+            continue
+        if name.startswith(REDO_FILES):
+            try:
+                with open(f"{proc}/{pid}/fdinfo/{fd}", encoding="ascii") as f:
+                    for line in f:
+                        if line.startswith("flags:"):
+                            return bool(int(line.split()[1], 8) & flag)
+            except (OSError, ValueError, IndexError):
+                return None
+    return None
+
 
 SERVER_EXECUTABLES = ("mariadbd", "mysqld")
 AGE_TOLERANCE_S = 3.0

@@ -23,7 +23,6 @@ the observed rate with them, or say it cannot.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,8 +30,17 @@ from typing import Any
 from . import perfschema
 from .activity import PERIOD_S, Activity, ActivitySampler, sampling_period
 from .facts import ServerFacts
-from .procfs import local_server_pid, machine_cpu, proc_cpu_seconds, thread_cpu
+from .peers import client_processes
+from .procfs import (
+    local_server_pid,
+    machine_cpu,
+    proc_cpu_seconds,
+    processes_cpu,
+    redo_o_direct,
+    thread_cpu,
+)
 from .sampling import Interval, combine, estimate_commits, sample
+from .wakeprobe import WakeCost, WakeProbe
 
 SOURCES = ("measured", "/proc", "performance_schema", "estimated", "bound", "option",
            "default", "unknown")
@@ -82,10 +90,20 @@ class WorkloadEvidence:
     pfs: perfschema.PfsDelta | None
     server_process: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # the processes at the other end of the server's connections (a load generator here);
+    # other_cpu_us_per_trx is then the rest of the host, which does not grow per commit
+    client_cpu_us_per_trx: Input = field(
+        default_factory=lambda: unknown("the clients were not looked for"))
+    # how much slower work runs in CPU time right after a sleep as long as the commit
+    # wait, on this host (live/wakeprobe.py): the measured CPU of commits that sleep,
+    # divided by it, is what the same transactions cost when nothing sleeps
+    wake_cpu_factor: Input = field(
+        default_factory=lambda: unknown("the host's wake-up cost was not measured"))
 
     INPUTS = ("connections", "inside_us_per_trx", "outside_us_per_trx",
               "commit_wait_us_per_trx", "server_cpu_us_per_trx",
-              "background_cpu_us_per_trx", "other_cpu_us_per_trx", "statements_per_trx",
+              "background_cpu_us_per_trx", "client_cpu_us_per_trx", "other_cpu_us_per_trx",
+              "wake_cpu_factor", "statements_per_trx",
               "cpu_cores", "redo_syncs_per_s", "data_file_syncs_per_s",
               "binlog_syncs_per_s", "data_file_sync_us", "commit_statement_us")
 
@@ -109,7 +127,8 @@ class WorkloadEvidence:
         pfs = d.get("performance_schema")
         return cls(seconds=d["seconds"], commits=d["commits"],
                    commits_per_s=d["commits_per_s"],
-                   **{k: Input(**d[k]) for k in cls.INPUTS},
+                   **{k: Input(**d[k]) if d.get(k) else unknown("not in this report")
+                      for k in cls.INPUTS},
                    activity=activity,
                    pfs=perfschema.PfsDelta(**pfs) if pfs else None,
                    server_process=dict(d.get("server_process") or {}),
@@ -122,12 +141,22 @@ class _HostSnapshot:
     threads: dict[int, float]
     machine: dict | None
     own_s: float
+    processes: dict[int, float] = field(default_factory=dict)   # pid -> CPU seconds
+    clients: set[int] = field(default_factory=set)   # pids at the connections' other end
+
+
+def _own_cpu_s() -> float:
+    """innoflush's CPU, its finished children's (the wake-up probe) included."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def _host_snapshot(pid: int | None) -> _HostSnapshot:
     return _HostSnapshot(proc_cpu_seconds(pid) if pid else None,
                          thread_cpu(pid) if pid else {}, machine_cpu(),
-                         time.process_time())
+                         _own_cpu_s(),
+                         processes_cpu() if pid else {},
+                         client_processes(pid) if pid else set())
 
 
 class WorkloadProbe:
@@ -154,6 +183,7 @@ class WorkloadProbe:
         self._pfs0: perfschema.PfsSnapshot | None = None
         self._host0: _HostSnapshot | None = None
         self._statements0 = 0
+        self.wake: WakeProbe | None = None
 
     def start(self) -> None:
         uptime = _status_int(self.session, "Uptime")
@@ -170,24 +200,33 @@ class WorkloadProbe:
             self.sampler.start()
         self._host0 = _host_snapshot(self.pid)
         self._statements0 = len(getattr(self.session, "statements", []))
+        if self.pid is not None:   # the server shares this host's cores
+            self.wake = WakeProbe()
+            self.wake.start()
 
     def finish(self, total: Interval) -> WorkloadEvidence:
         """The evidence over the window `total` (the combined valid intervals)."""
+        wake = self.wake.result() if self.wake is not None else None
         host1 = _host_snapshot(self.pid)
         own_statements = len(getattr(self.session, "statements", [])) - self._statements0
         activity = self.sampler.stop() if self.sampler is not None else Activity(
             None, problem="processlist not sampled (no second session)")
         pfs1 = perfschema.snapshot(self.session)
         pfs = perfschema.delta(self._pfs0, pfs1)
-        return evidence(self.facts, total, activity, pfs, self._host0, host1,
-                        own_statements + activity.queries + 2,
-                        pid=self.pid, pid_reason=self.pid_reason,
-                        connections_option=self.connections_option,
-                        cpu_cores_option=self.cpu_cores_option)
+        ev = evidence(self.facts, total, activity, pfs, self._host0, host1,
+                      own_statements + activity.queries + 2,
+                      pid=self.pid, pid_reason=self.pid_reason,
+                      connections_option=self.connections_option,
+                      cpu_cores_option=self.cpu_cores_option)
+        if wake is not None:
+            ev.wake_cpu_factor = wake_factor(wake, ev.commit_wait_us_per_trx.value)
+        return ev
 
     def abandon(self) -> None:
         if self.sampler is not None:
             self.sampler.stop()
+        if self.wake is not None:
+            self.wake.abandon()
 
 
 def measure_workload(session: Any, facts: ServerFacts, *, interval_s: float, samples: int,
@@ -248,7 +287,7 @@ def evidence(facts: ServerFacts, total: Interval, activity: Activity,
                      f"{activity.source}: share of samples in a commit state "
                      "('Commit', 'Updating status', 'waiting for handler commit') x N/T")
 
-    server_cpu, background, other, cores = _cpu(facts, host0, host1, activity, commits,
+    server_cpu, background, client, other, cores = _cpu(facts, host0, host1, activity, commits,
                                                 inside, wait, pid, pid_reason,
                                                 cpu_cores_option)
     questions = d.get("Questions")
@@ -280,11 +319,26 @@ def evidence(facts: ServerFacts, total: Interval, activity: Activity,
         seconds=s, commits=commits, commits_per_s=t, connections=conns,
         inside_us_per_trx=inside, outside_us_per_trx=outside, commit_wait_us_per_trx=wait,
         server_cpu_us_per_trx=server_cpu, background_cpu_us_per_trx=background,
-        other_cpu_us_per_trx=other, statements_per_trx=statements, cpu_cores=cores,
+        other_cpu_us_per_trx=other, client_cpu_us_per_trx=client,
+        statements_per_trx=statements, cpu_cores=cores,
         redo_syncs_per_s=redo, data_file_syncs_per_s=data, binlog_syncs_per_s=binlog,
         data_file_sync_us=data_us, commit_statement_us=commit_us, activity=activity, pfs=pfs,
-        server_process={"pid": pid, "local": pid is not None, "reason": pid_reason},
+        server_process={"pid": pid, "local": pid is not None, "reason": pid_reason,
+                        "redo_o_direct": redo_o_direct(pid) if pid else None},
         notes=notes)
+
+
+def wake_factor(cost: WakeCost, commit_wait_us: float | None) -> Input:
+    """The wake-up factor at the commit wait's length (pure)."""
+    if cost.hot_us is None or not cost.factors:
+        return unknown("the wake-up probe measured nothing")
+    if commit_wait_us is None:
+        return unknown("the commit wait is unknown")
+    f = cost.factor_at(commit_wait_us) or 1.0
+    pts = ", ".join(f"x{v:.2f} after {s / 1e3:g} ms" for s, v in sorted(cost.factors.items()))
+    return Input(f, "measured", f"innoflush's own work unit on this host: {cost.hot_us:.0f} "
+                 f"µs of CPU back to back, {pts}; at the commit wait ({commit_wait_us:.0f} "
+                 "µs per transaction)")
 
 
 def _connections(activity: Activity, option: int | None) -> Input:
@@ -304,7 +358,7 @@ def _connections(activity: Activity, option: int | None) -> Input:
 def _cpu(facts: ServerFacts, h0: _HostSnapshot | None, h1: _HostSnapshot | None,
          activity: Activity, commits: int, inside: Input, wait: Input, pid: int | None,
          pid_reason: str, cores_option: int | None
-         ) -> tuple[Input, Input, Input, Input]:
+         ) -> tuple[Input, Input, Input, Input, Input]:
     if cores_option:
         cores = Input(float(cores_option), "option", "--cpu-cores")
     elif pid is not None:
@@ -322,7 +376,7 @@ def _cpu(facts: ServerFacts, h0: _HostSnapshot | None, h1: _HostSnapshot | None,
         else:
             bound = unknown(f"no /proc ({pid_reason}) and no processlist figures")
         none = unknown(f"no /proc: {pid_reason}")
-        return bound, none, none, cores
+        return bound, none, none, none, cores
     total_s = h1.process_s - h0.process_s
     per = 1e6 / commits
     tids = set(activity.tids)
@@ -337,15 +391,42 @@ def _cpu(facts: ServerFacts, h0: _HostSnapshot | None, h1: _HostSnapshot | None,
         server = Input(total_s * per, "/proc", f"utime+stime of process {pid} / commits "
                        "(connection threads not told apart: no thread ids)")
         background = unknown("connection threads not told apart")
+    client, client_s = _clients(h0, h1, per)
     other = unknown("/proc/stat not readable")
     if h0.machine and h1.machine:
         busy = h1.machine["busy"] - h0.machine["busy"]
         own = h1.own_s - h0.own_s
-        other = Input(max(0.0, busy - total_s - own) * per, "/proc",
-                      "/proc/stat busy time less the server's and innoflush's own, / commits: "
-                      "the other processes on this host (the load generator, if it runs "
-                      "here)")
-    return server, background, other, cores
+        rest = max(0.0, busy - total_s - own - client_s) * per
+        other = (Input(rest, "/proc", "/proc/stat busy time less the server's, its clients' "
+                       "and innoflush's own, / commits: the host's other processes, whose "
+                       "CPU does not grow with the commits")
+                 if client.value is not None else
+                 Input(rest, "/proc", "/proc/stat busy time less the server's and innoflush's "
+                       "own, / commits: the other processes on this host (the load "
+                       "generator, if it runs here)"))
+    return server, background, client, other, cores
+
+
+def _clients(h0: _HostSnapshot, h1: _HostSnapshot, per: float) -> tuple[Input, float]:
+    """The CPU of the processes at the other end of the server's connections, per commit,
+    and in seconds; unknown when none was found (the clients run elsewhere, or their fds
+    are not readable: other_cpu_us_per_trx then holds them)."""
+    pids = (h0.clients | h1.clients) & set(h1.processes)
+    if not pids:
+        return unknown("no process on this host holds the other end of the server's "
+                       "connections (or their fds are not readable)"), 0.0
+    sec = sum(max(0.0, h1.processes[p] - h0.processes.get(p, 0.0)) for p in pids)
+    names = ", ".join(sorted(f"{_comm(p)} ({p})" for p in pids))
+    return Input(sec * per, "/proc", "utime+stime of the processes at the other end of the "
+                 f"server's connections, / commits: {names}"), sec
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
 
 
 def _sync_split(facts: ServerFacts, d: dict, s: float, pfs: perfschema.PfsDelta | None

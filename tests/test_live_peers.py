@@ -1,0 +1,82 @@
+"""The processes at the other end of a server's connections: real sockets, real child
+processes (this test process plays the server), and the pure pairing of TCP ends."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+from innoflush.live import peers
+from innoflush.live.procfs import processes_cpu
+
+CLIENT = """
+import socket, sys, time
+kind, where = sys.argv[1], sys.argv[2]
+if kind == "unix":
+    s = socket.socket(socket.AF_UNIX); s.connect(where)
+else:
+    s = socket.create_connection(("127.0.0.1", int(where)))
+print("connected", flush=True)
+t = time.time()
+while time.time() - t < 0.3:   # some CPU to be counted
+    pass
+time.sleep(30)
+"""
+
+
+def _client(kind: str, where: str) -> subprocess.Popen:
+    p = subprocess.Popen([sys.executable, "-c", CLIENT, kind, where], stdout=subprocess.PIPE,
+                         text=True)
+    assert p.stdout is not None and p.stdout.readline().strip() == "connected"
+    return p
+
+
+def test_a_unix_socket_client_is_found(tmp_path):
+    path = str(tmp_path / "server.sock")
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(4)
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    client = _client("unix", path)
+    try:
+        conn, _ = srv.accept()
+        found = peers.client_processes(os.getpid())
+        assert client.pid in found
+        assert bystander.pid not in found and os.getpid() not in found
+        # its CPU is readable: the busy loop it ran before settling
+        time.sleep(0.1)
+        assert processes_cpu()[client.pid] > 0.1
+        conn.close()
+    finally:
+        for p in (client, bystander):
+            p.kill()
+            p.wait()
+        srv.close()
+
+
+def test_a_tcp_client_is_found():
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    client = _client("tcp", str(srv.getsockname()[1]))
+    try:
+        conn, _ = srv.accept()
+        assert client.pid in peers.client_processes(os.getpid())
+        conn.close()
+    finally:
+        client.kill()
+        client.wait()
+        srv.close()
+
+
+def test_tcp_ends_pair_by_swapped_addresses():
+    tcp = {10: ("0100007F:0CEA", "0100007F:D431"),    # the server's end
+           11: ("0100007F:D431", "0100007F:0CEA"),    # the client's
+           12: ("0100007F:D432", "0100007F:0CEA"),    # another client, not this socket's
+           13: ("0100007F:0CEA", "00000000:0000")}    # listening
+    assert peers.peer_inodes({10, 13}, {}, tcp) == {11}
+    assert peers.peer_inodes({5}, {5: 6, 7: 8}, {}) == {6}
+    assert peers.peer_inodes(set(), {5: 6}, tcp) == set()
