@@ -7,12 +7,15 @@ and predictions on them — no server — beside what was measured after the cha
 change to the model is judged on the same measured cells, side by side with the ratios the
 report recorded when it ran.
 
-    python bench/refit_changes.py changes.json [more.json ...] [--cells] [--seed 1]
+    python bench/refit_changes.py changes.json[.gz] [more.json ...] [--cells] [--seed 1]
+
+(docs/validation/sysbench-changes.json.gz is the run docs/validation.md reports.)
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import statistics
 import sys
@@ -66,7 +69,8 @@ def main() -> None:
     rows, factors, dirs, fs_err, sim_err, unexplained = [], [], [], [], [], 0
     after_err: list[float] = []   # simulate on advise's workload at the after setting
     for path in args.reports:
-        report = json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = Path(path).read_bytes()
+        report = json.loads(gzip.decompress(raw) if path.endswith(".gz") else raw)
         for dev in report["devices"]:
             data = (dev.get("profile") or {}).get("data")
             if not data:

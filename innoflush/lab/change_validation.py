@@ -243,9 +243,10 @@ def _mape(errors: list) -> dict:
 def summarize(cells: list[dict]) -> dict:
     """Totals over cells (pure): ``within_factor`` "k/n" (and ``within_factor_share``)
     over the cells with a measured and a predicted ratio; ``direction_right`` "k/n" over
-    the cells judged; the MAPE of the data fsyncs/s after the change, of the
-    simulated before TPS, of advise's simulated after TPS and of both together; ``not_explained`` (advise said its model cannot explain the
-    workload) and ``no_prediction`` (measured, but advise priced no ratio)."""
+    the cells judged; the MAPE of the data fsyncs/s after the change, of the simulated
+    before TPS, of advise's simulated after TPS and of both together; ``not_explained``
+    (advise said its model cannot explain the workload) and ``no_prediction`` (measured,
+    but advise priced no ratio)."""
     ok = [c for c in cells if "measured_ratio" in c]
     judged = [c for c in ok if c["within_factor"] is not None]
     inside = sum(1 for c in judged if c["within_factor"])
