@@ -80,3 +80,20 @@ def test_tcp_ends_pair_by_swapped_addresses():
     assert peers.peer_inodes({10, 13}, {}, tcp) == {11}
     assert peers.peer_inodes({5}, {5: 6, 7: 8}, {}) == {6}
     assert peers.peer_inodes(set(), {5: 6}, tcp) == set()
+
+
+def test_the_redo_logs_open_flags(tmp_path):
+    """/proc/PID/fdinfo as the kernel writes it: O_DIRECT (0o40000 on x86-64) or not."""
+    import platform
+
+    from innoflush.live.procfs import redo_o_direct
+    direct = "0o200000" if platform.machine() in ("aarch64", "arm64") else "0o40000"
+    for flags, want in ((0o2100002 | int(direct, 8), True), (0o2100002, False)):
+        root = tmp_path / str(want)
+        (root / "7" / "fd").mkdir(parents=True)
+        (root / "7" / "fdinfo").mkdir()
+        (root / "7" / "fd" / "3").symlink_to("/data/ibdata1")
+        (root / "7" / "fd" / "11").symlink_to("/data/ib_logfile0")
+        (root / "7" / "fdinfo" / "11").write_text(f"pos:\t0\nflags:\t{flags:o}\nmnt_id:\t27\n")
+        assert redo_o_direct(7, str(root)) is want
+    assert redo_o_direct(8, str(tmp_path / "True")) is None      # no such process

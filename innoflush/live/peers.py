@@ -17,6 +17,8 @@ import os
 import socket
 import struct
 
+from .procfs import fd_links
+
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
 NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
@@ -27,20 +29,8 @@ UNIX_DIAG_PEER = 2
 
 def socket_inodes(pid: int, proc: str = "/proc") -> set[int]:
     """The inodes of the sockets a process holds ({} if its fds are not readable)."""
-    out: set[int] = set()
-    root = f"{proc}/{pid}/fd"
-    try:
-        fds = os.listdir(root)
-    except OSError:
-        return out
-    for fd in fds:
-        try:
-            link = os.readlink(os.path.join(root, fd))
-        except OSError:
-            continue
-        if link.startswith("socket:["):
-            out.add(int(link[8:-1]))
-    return out
+    return {int(link[8:-1]) for link in (fd_links(pid, proc) or {}).values()
+            if link.startswith("socket:[")}
 
 
 def unix_peers() -> dict[int, int]:

@@ -106,23 +106,30 @@ O_DIRECT = 0o40000   # x86-64, arm64: 0o200000
 REDO_FILES = ("ib_logfile0", "#ib_redo")
 
 
+def fd_links(pid: int, proc: str = "/proc") -> dict[str, str] | None:
+    """{fd: what it points at} of a process (/proc/PID/fd); None if not readable."""
+    root = f"{proc}/{pid}/fd"
+    try:
+        fds = os.listdir(root)
+    except OSError:
+        return None
+    out: dict[str, str] = {}
+    for fd in fds:
+        try:
+            out[fd] = os.readlink(os.path.join(root, fd))
+        except OSError:
+            continue
+    return out
+
+
 def redo_o_direct(pid: int, proc: str = "/proc") -> bool | None:
     """Whether the server holds its redo log with O_DIRECT (the open flags in
     /proc/PID/fdinfo, as the server opened it — MariaDB switches innodb_log_file_buffering
     by itself and its variable can lag what the file is); None when no redo file is
     open or the fds are not readable."""
     flag = 0o200000 if platform.machine() in ("aarch64", "arm64") else O_DIRECT
-    root = f"{proc}/{pid}/fd"
-    try:
-        fds = os.listdir(root)
-    except OSError:
-        return None
-    for fd in fds:
-        try:
-            name = os.path.basename(os.readlink(os.path.join(root, fd)))
-        except OSError:
-            continue
-        if name.startswith(REDO_FILES):
+    for fd, link in (fd_links(pid, proc) or {}).items():
+        if os.path.basename(link).startswith(REDO_FILES):
             try:
                 with open(f"{proc}/{pid}/fdinfo/{fd}", encoding="ascii") as f:
                     for line in f:

@@ -155,8 +155,7 @@ def _host_snapshot(pid: int | None) -> _HostSnapshot:
     return _HostSnapshot(proc_cpu_seconds(pid) if pid else None,
                          thread_cpu(pid) if pid else {}, machine_cpu(),
                          _own_cpu_s(),
-                         processes_cpu() if pid else {},
-                         client_processes(pid) if pid else set())
+                         processes_cpu() if pid else {})
 
 
 class WorkloadProbe:
@@ -192,26 +191,34 @@ class WorkloadProbe:
                 self.facts.variables.get("pid_file"), uptime)
         else:
             self.pid, self.pid_reason = None, "connected over the network, not to this host"
-        self._pfs0 = perfschema.snapshot(self.session)
+        # the slow parts first (a scan of every process's fds; a child process), so that
+        # the snapshots below open the window next to the status counters' first read
+        clients = client_processes(self.pid) if self.pid else set()
+        if self.pid is not None:   # the server shares this host's cores
+            self.wake = WakeProbe()
+            self.wake.start()
         if self.open_session is not None:
             own = _connection_id(self.session)
             self.sampler = ActivitySampler(self.open_session, self.period_s or PERIOD_S,
                                            exclude_ids=[own] if own is not None else [])
             self.sampler.start()
+        self._pfs0 = perfschema.snapshot(self.session)
         self._host0 = _host_snapshot(self.pid)
+        self._host0.clients = clients
         self._statements0 = len(getattr(self.session, "statements", []))
-        if self.pid is not None:   # the server shares this host's cores
-            self.wake = WakeProbe()
-            self.wake.start()
 
     def finish(self, total: Interval) -> WorkloadEvidence:
         """The evidence over the window `total` (the combined valid intervals)."""
-        wake = self.wake.result() if self.wake is not None else None
-        host1 = _host_snapshot(self.pid)
         own_statements = len(getattr(self.session, "statements", [])) - self._statements0
+        # done long before a window ends (it takes ~0.7 s); reaped here, its CPU counts
+        # as innoflush's own in the snapshot below, not as the host's other load
+        wake = self.wake.result() if self.wake is not None else None
+        # the window closes next to the status counters' last read; the slow parts after
+        pfs1 = perfschema.snapshot(self.session)
+        host1 = _host_snapshot(self.pid)
         activity = self.sampler.stop() if self.sampler is not None else Activity(
             None, problem="processlist not sampled (no second session)")
-        pfs1 = perfschema.snapshot(self.session)
+        host1.clients = client_processes(self.pid) if self.pid else set()
         pfs = perfschema.delta(self._pfs0, pfs1)
         ev = evidence(self.facts, total, activity, pfs, self._host0, host1,
                       own_statements + activity.queries + 2,
