@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..live.procfs import process_stats
 from ..live.sampling import estimate_commits
 from .command_spec import WorkloadCommand, seconds_for, substitute
 from .options import LabError
@@ -54,40 +55,13 @@ OWN_READS = ("Com_show_status", "Com_show_variables", "Com_show_processlist")
 
 # ---- a command in a process group of its own ------------------------------------------
 
-def _ticks() -> float:
-    try:
-        return float(os.sysconf("SC_CLK_TCK"))
-    except (ValueError, OSError, AttributeError):
-        return 100.0
-
-
 def group_cpu_seconds(pgid: int) -> dict[int, float]:
     """CPU seconds (user + system, and of the children they reaped) of every live process
     in the process group, by pid (/proc/PID/stat): a child's time moves to its parent
     when reaped, so the group's sum keeps it. Zombies (dead, not yet reaped) are left
     out."""
-    out: dict[int, float] = {}
-    tck = _ticks()
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return out
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as f:
-                text = f.read()
-        except OSError:
-            continue
-        rest = text[text.rfind(")") + 2:].split()
-        try:
-            if int(rest[2]) != pgid or rest[0] in ("Z", "X"):
-                continue
-            out[int(name)] = sum(int(x) for x in rest[11:15]) / tck
-        except (IndexError, ValueError):
-            continue
-    return out
+    return {pid: st.cpu_s + st.children_cpu_s for pid, st in process_stats().items()
+            if st.pgid == pgid and st.state not in ("Z", "X")}
 
 
 class CommandProcess:

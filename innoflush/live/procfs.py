@@ -12,36 +12,67 @@ from __future__ import annotations
 
 import os
 import platform
+from dataclasses import dataclass
 
 
-def proc_cpu_seconds(pid: int, stat_path: str | None = None) -> float | None:
-    """utime + stime of a process (all its threads), from /proc/PID/stat; None if gone."""
-    path = stat_path or f"/proc/{pid}/stat"
+@dataclass(frozen=True)
+class ProcStat:
+    """The parts of /proc/PID/stat this project reads (proc(5) fields 3, 5, 14-17)."""
+
+    state: str
+    pgid: int
+    cpu_s: float            # utime + stime, all its threads
+    children_cpu_s: float   # cutime + cstime: the children it has reaped
+
+
+def read_stat(path: str) -> ProcStat | None:
+    """One /proc/PID/stat (or /proc/PID/task/TID/stat); None if gone or unreadable."""
     try:
         with open(path, encoding="ascii", errors="replace") as f:
             text = f.read()
     except OSError:
         return None
-    fields = text[text.rfind(")") + 2:].split()
+    rest = text[text.rfind(")") + 2:].split()   # after the command name, which may hold ")"
     try:
-        ticks = int(fields[11]) + int(fields[12])   # fields 14 and 15 of proc(5)
+        hz = os.sysconf("SC_CLK_TCK")
+        return ProcStat(rest[0], int(rest[2]), (int(rest[11]) + int(rest[12])) / hz,
+                        (int(rest[13]) + int(rest[14])) / hz)
     except (IndexError, ValueError):
         return None
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def processes_cpu(proc: str = "/proc") -> dict[int, float]:
-    """{pid: utime + stime seconds} of every process visible here."""
+def proc_cpu_seconds(pid: int, stat_path: str | None = None) -> float | None:
+    """utime + stime of a process (all its threads), from /proc/PID/stat; None if gone."""
+    st = read_stat(stat_path or f"/proc/{pid}/stat")
+    return st.cpu_s if st else None
+
+
+def process_stats(proc: str = "/proc") -> dict[int, ProcStat]:
+    """{pid: its stat} of every process visible here."""
     try:
         pids = [int(p) for p in os.listdir(proc) if p.isdigit()]
     except OSError:
         return {}
-    out: dict[int, float] = {}
+    out: dict[int, ProcStat] = {}
     for pid in pids:
-        sec = proc_cpu_seconds(pid, f"{proc}/{pid}/stat")
-        if sec is not None:
-            out[pid] = sec
+        st = read_stat(f"{proc}/{pid}/stat")
+        if st is not None:
+            out[pid] = st
     return out
+
+
+def processes_cpu(proc: str = "/proc") -> dict[int, float]:
+    """{pid: utime + stime seconds} of every process visible here."""
+    return {pid: st.cpu_s for pid, st in process_stats(proc).items()}
+
+
+def process_name(pid: int, proc: str = "/proc") -> str:
+    """A process's command name (/proc/PID/comm), "?" if gone."""
+    try:
+        with open(f"{proc}/{pid}/comm", encoding="utf-8", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
 
 
 def thread_cpu(pid: int, task_dir: str | None = None) -> dict[int, float]:

@@ -26,7 +26,6 @@ import math
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -78,8 +77,7 @@ class WakeCost:
                 "factors": {f"{int(s)}": round(f, 3) for s, f in sorted(self.factors.items())}}
 
 
-def measure_wake_cost(stop: threading.Event | None = None, cycles: int = CYCLES
-                      ) -> WakeCost:
+def measure_wake_cost(cycles: int = CYCLES) -> WakeCost:
     """The work timed in a sustained stream (the core fully up, as under a load that
     never sleeps), then in cycles of sleep-then-work per sleep length (as a thread whose
     every commit sleeps), then the stream again; the later half of each series counts."""
@@ -90,8 +88,6 @@ def measure_wake_cost(stop: threading.Event | None = None, cycles: int = CYCLES
     hot = stream()
     after: dict[float, float] = {}
     for s in SLEEPS_US:
-        if stop is not None and stop.is_set():
-            break
         runs = []
         for _ in range(cycles):
             time.sleep(s / 1e6)
@@ -142,9 +138,7 @@ class WakeProbe:
 
 
 def _main() -> None:
-    c = measure_wake_cost()
-    print(json.dumps({"hot_us": c.hot_us,
-                      "factors": {str(k): v for k, v in c.factors.items()}}))
+    print(json.dumps(measure_wake_cost().to_dict()))
 
 
 if __name__ == "__main__":

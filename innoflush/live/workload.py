@@ -35,6 +35,7 @@ from .procfs import (
     local_server_pid,
     machine_cpu,
     proc_cpu_seconds,
+    process_name,
     processes_cpu,
     redo_o_direct,
     thread_cpu,
@@ -423,17 +424,9 @@ def _clients(h0: _HostSnapshot, h1: _HostSnapshot, per: float) -> tuple[Input, f
         return unknown("no process on this host holds the other end of the server's "
                        "connections (or their fds are not readable)"), 0.0
     sec = sum(max(0.0, h1.processes[p] - h0.processes.get(p, 0.0)) for p in pids)
-    names = ", ".join(sorted(f"{_comm(p)} ({p})" for p in pids))
+    names = ", ".join(sorted(f"{process_name(p)} ({p})" for p in pids))
     return Input(sec * per, "/proc", "utime+stime of the processes at the other end of the "
                  f"server's connections, / commits: {names}"), sec
-
-
-def _comm(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as f:
-            return f.read().strip()
-    except OSError:
-        return "?"
 
 
 def _sync_split(facts: ServerFacts, d: dict, s: float, pfs: perfschema.PfsDelta | None
