@@ -252,6 +252,55 @@ def test_not_a_mysql_server(reply, why):
         assert elapsed >= 1.4, elapsed   # it did wait for the greeting, as long as asked
 
 
+def mysql_greeting(tls: bool) -> bytes:
+    """A MySQL protocol-10 greeting packet, as a server sends it first (offering TLS or
+    not); what a listener that then goes silent sends."""
+    caps = 1 | 512 | 32768 | (1 << 19)          # LONG_PASSWORD, PROTOCOL_41, SECURE_CONN.,
+    caps |= 2048 if tls else 0                  # PLUGIN_AUTH; SSL
+    payload = (bytes([10]) + b"5.5.5-10.11.0-MariaDB-fake\0" + (7).to_bytes(4, "little")
+               + b"abcdefgh" + b"\0" + (caps & 0xFFFF).to_bytes(2, "little") + bytes([45])
+               + (2).to_bytes(2, "little") + (caps >> 16).to_bytes(2, "little")
+               + bytes([21]) + bytes(10) + b"ijklmnopqrst" + b"\0"
+               + b"mysql_native_password\0")
+    return len(payload).to_bytes(3, "little") + b"\0" + payload
+
+
+@pytest.mark.parametrize("tls", [True, False])
+def test_the_handshake_is_bounded_by_the_connect_timeout(tls):
+    """A greeting, then silence: in the TLS handshake (the server offered TLS) or in the
+    login (it did not) — either way no longer than --connect-timeout."""
+    with Listener(mysql_greeting(tls)) as lst:
+        t0 = time.monotonic()
+        r = CliRunner().invoke(main, ["advise", "-h", "127.0.0.1", "-P", str(lst.port),
+                                      "-u", "root", "--connect-timeout", "1.5"],
+                               env=ROOT_ENV, catch_exceptions=False)
+        elapsed = time.monotonic() - t0
+    assert r.exit_code == 2
+    assert one_line(r) == (f"innoflush: error: the server at 127.0.0.1:{lst.port} did not "
+                           "finish the login handshake within 1.5 s")
+    assert 1.4 <= elapsed < 1.5 + 1.0, elapsed
+
+
+@pytest.mark.server
+def test_login_path_end_to_end(mariadb_server, server_accounts, tmp_path):
+    """A login path file gives user, host, port and password; the password is not shown."""
+    from test_live_login_tls import encode_login_file
+
+    user, pw = server_accounts["password"]
+    path = tmp_path / "login.cnf"
+    path.write_bytes(encode_login_file(
+        f'[client]\nuser = "nobody"\n[db1]\nuser = "{user}"\npassword = "{pw}"\n'
+        f'host = "127.0.0.1"\nport = {mariadb_server.port}\n'))
+    r = CliRunner().invoke(main, ["advise", "--login-path", "db1", "--interval", "1",
+                                  "--no-predict", "--json"],
+                           env={"HOME": "/nonexistent", "MYSQL_TEST_LOGIN_FILE": str(path)},
+                           catch_exceptions=False)
+    c = connection_of(r)
+    assert c["user"] == user and c["target"] == f"127.0.0.1:{mariadb_server.port}"
+    assert c["password_source"] == f"login path db1 ({path})"
+    assert pw not in r.stdout + r.stderr
+
+
 @pytest.mark.parametrize("value", ["0", "-1"])
 def test_connect_timeout_must_be_positive(value):
     r = CliRunner().invoke(main, ["advise", "-h", "127.0.0.1", "--connect-timeout", value],

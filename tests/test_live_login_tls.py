@@ -188,6 +188,21 @@ def test_tls_files_checked_before_connecting(tmp_path):
         resolve_options(connect_timeout=0, env={}, home=str(tmp_path))
 
 
+def test_unloadable_client_certificate_is_one_line(tmp_path):
+    from innoflush.live.connect import ConnectError, connect
+
+    cert = tmp_path / "c.pem"
+    cert.write_text("not a certificate")
+    # port 9 on 127.0.0.1: never reached, the files fail first
+    o = resolve_options(host="127.0.0.1", port=9, ssl_mode="REQUIRED", ssl_cert=str(cert),
+                        env={"MYSQL_PWD": SECRET}, home=str(tmp_path))
+    with pytest.raises(ConnectError) as info:
+        connect(o)
+    msg = str(info.value)
+    assert msg.startswith("cannot use the TLS files") and "\n" not in msg
+    assert SECRET not in msg and info.value.exit_code == 2
+
+
 def test_connection_line():
     o = ConnectionOptions(host="h", ssl_mode="VERIFY_IDENTITY")
     assert "TLS unknown" in _connection_line(o.public())
