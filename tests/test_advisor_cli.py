@@ -107,7 +107,7 @@ def serve(monkeypatch, fake_time):
     """serve(FakeServer) -> makes `advise` connect to it; returns the server."""
     def install(server):
         monkeypatch.setattr(advise_cli, "connect",
-                            lambda opts: ReadOnlySession(server, opts.password))
+                            lambda opts, **kw: ReadOnlySession(server, opts.password))
         return server
     return install
 
@@ -266,11 +266,61 @@ def test_usage_errors_before_connecting(monkeypatch):
 
 
 @pytest.mark.parametrize("args", [["--password", SECRET], [f"--password={SECRET}"],
-                                  [f"-p{SECRET}"], ["-p", SECRET]])
-def test_no_password_option(args):
-    r = CliRunner().invoke(main, ["advise", *args])
-    assert r.exit_code == 2 and "No such option" in r.stderr
+                                  [f"-p{SECRET}"], ["-p", SECRET],
+                                  ["-h", "db", f"-p{SECRET}", "-u", "app"]])
+def test_password_value_on_the_command_line_is_refused(args, monkeypatch):
+    def boom(opts, **kw):
+        raise AssertionError("must not connect")
+    monkeypatch.setattr(advise_cli, "connect", boom)
+    r = CliRunner().invoke(main, ["advise", *args], env={"HOME": "/nonexistent"})
+    assert r.exit_code == 2
+    line = one_line_error(r)
+    assert "process list" in line and "-p alone" in line
     assert SECRET not in r.stdout + r.stderr
+
+
+def test_p_alone_prompts_and_h_is_the_host(serve, load_fixture, monkeypatch):
+    """-p prompts (the mysql client's habit); -h is the host, --help the help."""
+    seen = {}
+
+    def fake_connect(opts, **kw):
+        seen["opts"] = opts
+        return ReadOnlySession(FakeServer(load_fixture("mysql-8.4")), opts.password)
+    monkeypatch.setattr(advise_cli, "connect", fake_connect)
+    r = CliRunner().invoke(main, ["advise", "-h", "db.example", "-P", "3307", "-u", "app",
+                                  "-p", "--interval", "1", "--json", "--no-predict"],
+                           input=SECRET + "\n", env={"HOME": "/nonexistent"})
+    assert r.exit_code == 0, r.stderr
+    o = seen["opts"]
+    assert (o.host, o.port, o.user, o.password) == ("db.example", 3307, "app", SECRET)
+    conn = json.loads(r.stdout)["server"]["connection"]
+    assert conn["password_source"] == "prompt" and conn["target"] == "db.example:3307"
+    # a fake session reports no TLS state: unknown, not guessed
+    assert conn["tls"] is None and conn["ssl_mode"] == "PREFERRED"
+    assert SECRET not in r.stdout + r.stderr
+    # -H stays an alias of --host; --help is the help, and -h is not
+    r = CliRunner().invoke(main, ["advise", "--help"])
+    assert r.exit_code == 0 and "-h, -H, --host" in r.stdout
+    r = CliRunner().invoke(main, ["advise", "-h"])
+    assert r.exit_code == 2 and "requires an argument" in r.stderr
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--connect-timeout", "0"], "--connect-timeout must be more than 0"),
+    (["--connect-timeout", "-3"], "--connect-timeout must be more than 0"),
+    (["--ssl-mode", "sometimes"], "is not one of DISABLED, PREFERRED"),
+    (["--ssl-mode", "verify_ca"], "needs --ssl-ca"),
+    (["--ssl-mode", "VERIFY_IDENTITY"], "needs --ssl-ca"),
+    (["--login-path", "nosuch"], "no such login path file"),
+])
+def test_connection_usage_errors_before_connecting(args, text, monkeypatch):
+    def boom(opts, **kw):
+        raise AssertionError("must not connect")
+    monkeypatch.setattr(advise_cli, "connect", boom)
+    r = run(*args)
+    assert r.exit_code == 2, r.stderr
+    assert text in one_line_error(r)
+    no_secret(r)
 
 
 def test_measure_unavailable_or_remote(serve, load_fixture, monkeypatch):
@@ -295,7 +345,7 @@ def test_help_documents_exit_codes():
 def test_ask_password_prompt(serve, load_fixture, monkeypatch):
     seen = {}
 
-    def fake_connect(opts):
+    def fake_connect(opts, **kw):
         seen["password"] = opts.password
         return ReadOnlySession(FakeServer(load_fixture("mysql-8.4")), opts.password)
     monkeypatch.setattr(advise_cli, "connect", fake_connect)

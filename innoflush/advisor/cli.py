@@ -16,9 +16,11 @@ with the evidence (SHOW GLOBAL STATUS deltas over --interval), the predicted eff
 (simulated on the device profile) and the risk. Read-only: it sends SELECT and SHOW only.
 
 \b
-Password: --ask-password (prompt), the [client] section of --defaults-file or
-~/.my.cnf, or MYSQL_PWD. There is no --password option (it would show in the
-process list); the password is never printed or stored.
+As the mysql client: -h host, -P port, -u user, -S socket, -p prompts for the
+password (never -pSECRET: it would show in the process list), --login-path NAME
+reads ~/.mylogin.cnf, --ssl-mode as the client's. The password: the prompt, the
+login path, the [client] section of --defaults-file or ~/.my.cnf, or MYSQL_PWD;
+it is never printed or stored. --help shows this help.
 
 \b
 Exit codes:
@@ -43,22 +45,58 @@ def _progress(enabled: bool, samples: int):
     return show
 
 
-@click.command("advise", help=HELP)
-@click.option("--host", "-H", default=None, help="Server host (default: localhost).")
+class _AdviseCommand(click.Command):
+    """Refuses a password on the command line (the mysql client's -pSECRET, --password=X)
+    before click parses it: click would take -pSECRET for bundled flags, or echo the value
+    as an unexpected argument; the message never repeats it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value = {name for p in self.params if isinstance(p, click.Option)
+                       and not p.is_flag for name in p.opts}
+        for i, arg in enumerate(args):
+            if arg == "--":
+                break
+            if i and args[i - 1] in takes_value:
+                continue   # a value, e.g. --user -p...
+            inline = (arg.startswith("-p") and len(arg) > 2) or \
+                arg.startswith("--password=")
+            follows = arg in ("-p", "--password") and i + 1 < len(args) and \
+                not args[i + 1].startswith("-")
+            if inline or follows:
+                raise UsageError(
+                    "-p/--password takes no value: a password on the command line shows in "
+                    "the process list; give -p alone to be prompted, or use --login-path, "
+                    "--defaults-file or MYSQL_PWD")
+        return super().parse_args(ctx, args)
+
+
+@click.command("advise", help=HELP, cls=_AdviseCommand,
+               context_settings={"help_option_names": ["--help"]})   # -h is the host
+@click.option("--host", "-h", "-H", default=None, help="Server host (default: localhost).")
 @click.option("--port", "-P", type=int, default=None, help="Server port (default: 3306).")
 @click.option("--socket", "-S", default=None, help="Unix socket file.")
 @click.option("--user", "-u", default=None, help="User (default: the login name).")
 @click.option("--defaults-file", type=click.Path(dir_okay=False), default=None,
               help="MySQL option file; its [client] section gives user, password, host, "
                    "port, socket (instead of ~/.my.cnf).")
-@click.option("--ask-password", is_flag=True,
-              help="Prompt for the password (there is no -p/--password: a password on the "
-                   "command line shows in the process list).")
+@click.option("--login-path", default=None, metavar="NAME",
+              help="Read user, password, host, port, socket from this group of "
+                   "~/.mylogin.cnf (mysql_config_editor; $MYSQL_TEST_LOGIN_FILE overrides "
+                   "the path).")
+@click.option("--password", "-p", "prompt_password", is_flag=True,
+              help="Prompt for the password (takes no value: a password on the command "
+                   "line shows in the process list).")
+@click.option("--ask-password", is_flag=True, help="Same as -p.")
+@click.option("--ssl-mode", default=None, metavar="MODE",
+              help="TLS as the mysql client: DISABLED, PREFERRED (default: TLS if the "
+                   "server offers it, unverified), REQUIRED, VERIFY_CA (needs --ssl-ca), "
+                   "VERIFY_IDENTITY (also the host name).")
 @click.option("--ssl-ca", default=None, help="CA certificate file (TLS).")
 @click.option("--ssl-cert", default=None, help="Client certificate file (TLS).")
 @click.option("--ssl-key", default=None, help="Client key file (TLS).")
 @click.option("--connect-timeout", type=float, default=10.0, show_default=True,
-              help="Seconds to wait for the connection.")
+              help="Seconds each step of connecting may take (TCP connect, the server's "
+                   "greeting, the TLS and login handshake); > 0.")
 @click.option("--interval", type=float, default=10.0, show_default=True,
               help="Seconds between the two SHOW GLOBAL STATUS snapshots (>= 1).")
 @click.option("--samples", type=int, default=1, show_default=True,
@@ -86,9 +124,10 @@ def _progress(enabled: bool, samples: int):
 @click.option("--no-predict", is_flag=True, help="Skip the simulated predictions.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Simulation seed.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (keys in the README).")
-def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca, ssl_cert,
-                   ssl_key, connect_timeout, interval, samples, profile_ref, measure,
-                   durability, connections, cpu_cores, workload_ref, ignore_rules, no_predict,
+def advise_command(host, port, socket, user, defaults_file, login_path, prompt_password,
+                   ask_password, ssl_mode, ssl_ca, ssl_cert, ssl_key, connect_timeout,
+                   interval, samples, profile_ref, measure, durability, connections,
+                   cpu_cores, workload_ref, ignore_rules, no_predict,
                    seed, as_json) -> None:
     import pymysql
 
@@ -114,17 +153,19 @@ def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca
 
         wprofile = load_workload(workload_ref)   # exit 2 before connecting
     opts = resolve_options(host=host, port=port, socket=socket, user=user,
-                           defaults_file=defaults_file, ask_password=ask_password,
+                           defaults_file=defaults_file, login_path=login_path,
+                           ask_password=ask_password or prompt_password, ssl_mode=ssl_mode,
                            ssl_ca=ssl_ca, ssl_cert=ssl_cert, ssl_key=ssl_key,
                            connect_timeout=connect_timeout, prompt=_prompt)
     session = connect(opts)
     try:
-        report = advise(session, conn_public=opts.public(), is_local=opts.is_local,
+        report = advise(session, conn_public=opts.public(session.tls),
+                        is_local=opts.is_local,
                         interval_s=interval, samples=samples, profile=profile,
                         measure=measure, durability=durability, connections=connections,
                         predict=not no_predict, seed=seed, cpu_cores=cpu_cores,
                         workload_profile=wprofile, ignore_rules=ignore_rules,
-                        open_session=lambda: connect(opts),
+                        open_session=lambda: connect(opts, read_tls=False),
                         progress=_progress(not as_json and sys.stderr.isatty(), samples))
     except pymysql.err.MySQLError as exc:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None

@@ -9,7 +9,9 @@ JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
   ``version_comment``, ``sim_flavor`` (simulator flavor), ``role``
   (primary|replica|galera|read-only), ``role_detail``, ``datadir``, ``datadir_filesystem``
   (null unless the server runs on this host), ``connection`` {``target``, ``user``,
-  ``tls``, ``password_source``} — never the password.
+  ``tls`` (the session's, as the server reports it; null: not read), ``tls_version``,
+  ``tls_cipher``, ``server_verified`` (none|ca|identity), ``ssl_mode``,
+  ``password_source``} — never the password.
 - ``settings``: ``innodb_flush_method`` (effective; MariaDB 11 derived from
   innodb_doublewrite / innodb_data_file_*), ``flush_method_source``,
   ``innodb_flush_log_at_trx_commit``, ``innodb_flush_log_at_timeout``, ``log_bin``,
@@ -155,12 +157,27 @@ def _pct(x):
     return "-" if x is None else f"{x:+.0f}%"
 
 
+def _connection_line(c: dict) -> str:
+    """The session's TLS as the server reported it, and what was verified."""
+    mode = f"--ssl-mode {c['ssl_mode']}" if c.get("ssl_mode") else ""
+    if c.get("tls") is None:
+        return f"connection: TLS unknown ({mode})" if mode else "connection: TLS unknown"
+    if not c["tls"]:
+        return f"connection: no TLS ({mode})"
+    verified = {"ca": "server certificate verified against the CA",
+                "identity": "server certificate and host name verified"}.get(
+        c.get("server_verified"), "server NOT verified")
+    return (f"connection: TLS {c.get('tls_version') or '?'} ({c.get('tls_cipher') or '?'}), "
+            f"{verified} ({mode})")
+
+
 def render_text(r: dict) -> str:
     out: list[str] = []
     s = r["server"]
     st = r["settings"]
     out.append(f"innoflush advise — {s['title']} ({s['version']}) at "
                f"{s['connection']['target']} as {s['connection']['user']}")
+    out.append(_connection_line(s["connection"]))
     out.append(f"role: {s['role']} ({s['role_detail']}); simulator flavor {s['sim_flavor']}"
                + (f"; datadir {s['datadir']} on {s['datadir_filesystem']}"
                   if s.get("datadir_filesystem") else ""))

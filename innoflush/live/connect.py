@@ -1,14 +1,24 @@
 """Connecting to the server to advise on, read-only, without ever exposing a password.
 
-Where the settings come from, highest precedence first:
+Where the settings come from, highest precedence first (the mysql client's order):
 
-- host, port, socket, user, TLS: the command-line options, then the ``[client]`` section of
-  ``--defaults-file`` (or, without it, of ``~/.my.cnf``), then the defaults (localhost,
-  3306, the login name). As with the MySQL clients, host ``localhost`` without a port
-  means the local socket when one of the usual socket files exists.
-- password: ``--ask-password`` (a hidden prompt), then the option file's ``password``,
-  then the ``MYSQL_PWD`` environment variable, else none. There is deliberately no
-  ``--password`` option: a password on the command line shows in the process list.
+- the command line;
+- the login path file (``~/.mylogin.cnf``, or ``$MYSQL_TEST_LOGIN_FILE``; see
+  ``mylogin``): its ``--login-path NAME`` group, then its ``[client]`` group — read even
+  with ``--defaults-file``, as the clients do;
+- the ``[client]`` section of ``--defaults-file`` (or, without it, of ``~/.my.cnf``);
+- the defaults (localhost, 3306, the login name, ``--ssl-mode PREFERRED``). As with the
+  MySQL clients, host ``localhost`` without a port means the local socket when one of the
+  usual socket files exists.
+
+The password: ``-p``/``--password``/``--ask-password`` (a hidden prompt; never a value on
+the command line: it would show in the process list), then the files as above, then the
+``MYSQL_PWD`` environment variable, else none.
+
+TLS follows ``--ssl-mode`` (see ``tls``); the report shows what the session really got.
+``--connect-timeout`` bounds each step of connecting: the TCP connect, the server's
+greeting, the TLS and login handshake. Something that accepts the connection but sends
+no MySQL greeting is reported as not a MySQL server.
 
 The password is held in ``ConnectionOptions`` with ``repr=False`` and is never put into
 an error message, a report or a log; ``scrub()`` removes it from any text that might echo
@@ -34,6 +44,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InnoflushError, UsageError
+from .mylogin import login_file_path, read_login_file
+from .tls import (
+    DEFAULT_SSL_MODE,
+    apply_preferred_context,
+    normalise_ssl_mode,
+    pymysql_tls_kwargs,
+    read_session_tls,
+)
 
 DEFAULT_PORT = 3306
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "")
@@ -55,6 +73,12 @@ class WriteRefused(InnoflushError):
     error: the advisor only reads."""
 
 
+# The read timeout once connected: the advisor's reads are short, but a busy server's
+# SHOW can take seconds; minutes means something is wrong.
+READ_TIMEOUT_S = 60.0
+MAX_CONNECT_TIMEOUT_S = 31_536_000   # PyMySQL's own upper bound
+
+
 @dataclass
 class ConnectionOptions:
     host: str = "localhost"
@@ -62,11 +86,13 @@ class ConnectionOptions:
     socket: str | None = None
     user: str = ""
     password: str | None = field(default=None, repr=False)
+    ssl_mode: str = DEFAULT_SSL_MODE
     ssl_ca: str | None = None
     ssl_cert: str | None = None
     ssl_key: str | None = None
     connect_timeout: float = 10.0
-    password_source: str = "none"   # "prompt", "option file <path>", "MYSQL_PWD", "none"
+    # "prompt", "option file <path>", "login path <name> (<path>)", "MYSQL_PWD", "none"
+    password_source: str = "none"
 
     @property
     def target(self) -> str:
@@ -79,25 +105,53 @@ class ConnectionOptions:
     def is_local(self) -> bool:
         return bool(self.socket) or self.host in LOCAL_HOSTS
 
-    def public(self) -> dict:
-        """What a report may show about the connection."""
-        return {"target": self.target, "user": self.user, "tls": bool(self.ssl_ca or
-                self.ssl_cert), "password_source": self.password_source}
+    def public(self, tls: Mapping[str, Any] | None = None) -> dict:
+        """What a report may show about the connection; tls: the session's TLS as read back
+        from the server (read_session_tls). Without it TLS is unknown, not guessed."""
+        t = dict(tls) if tls else {"tls": None, "tls_version": None, "tls_cipher": None,
+                                   "server_verified": "none", "ssl_mode": self.ssl_mode}
+        return {"target": self.target, "user": self.user, **t,
+                "password_source": self.password_source}
 
 
 class _CaseKeepingParser(configparser.RawConfigParser):
-    """Option names keep their case here; read_option_file normalises them itself."""
+    """Option names keep their case here; parse_option_groups normalises them itself."""
 
     def optionxform(self, optionstr: str) -> str:
         return optionstr
 
 
-def read_option_file(path: str | os.PathLike, section: str = "client") -> dict[str, str]:
-    """Options of one section of a MySQL option file (``!include`` lines are skipped).
+def parse_option_groups(text: str, source: str) -> dict[str, dict[str, str]]:
+    """Every group of a MySQL option file's text (``!include`` lines are skipped).
 
     Keys are normalised to lowercase with '_' (``ssl-ca`` -> ``ssl_ca``); surrounding
     quotes are removed from values, as the MySQL clients do.
     """
+    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("!")]
+    cp = _CaseKeepingParser(allow_no_value=True, strict=False,
+                            comment_prefixes=("#", ";"), inline_comment_prefixes=None,
+                            delimiters=("=",))
+    try:
+        cp.read_string("\n".join(lines), source=source)
+    except configparser.Error as exc:
+        # configparser messages quote the offending line, which could be a password line
+        raise UsageError(f"{source}: not a valid option file "
+                         f"({exc.__class__.__name__})") from None
+    groups: dict[str, dict[str, str]] = {}
+    for section in cp.sections():
+        out: dict[str, str] = {}
+        for key, value in cp.items(section):
+            k = key.strip().lower().replace("-", "_")
+            v = "" if value is None else value.strip()
+            if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+                v = v[1:-1]
+            out[k] = v
+        groups[section.strip()] = out
+    return groups
+
+
+def read_option_file(path: str | os.PathLike, section: str = "client") -> dict[str, str]:
+    """Options of one section of a MySQL option file (see parse_option_groups)."""
     p = Path(path).expanduser()
     try:
         text = p.read_text(encoding="utf-8")
@@ -105,46 +159,62 @@ def read_option_file(path: str | os.PathLike, section: str = "client") -> dict[s
         raise UsageError(f"{p}: no such option file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{p}: cannot read option file ({exc.__class__.__name__})") from None
-    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("!")]
-    cp = _CaseKeepingParser(allow_no_value=True, strict=False,
-                            comment_prefixes=("#", ";"), inline_comment_prefixes=None,
-                            delimiters=("=",))
-    try:
-        cp.read_string("\n".join(lines), source=str(p))
-    except configparser.Error as exc:
-        # configparser messages quote the offending line, which could be a password line
-        raise UsageError(f"{p}: not a valid option file "
-                         f"({exc.__class__.__name__})") from None
-    if not cp.has_section(section):
-        return {}
-    out: dict[str, str] = {}
-    for key, value in cp.items(section):
-        k = key.strip().lower().replace("-", "_")
-        v = "" if value is None else value.strip()
-        if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
-            v = v[1:-1]
-        out[k] = v
-    return out
+    return parse_option_groups(text, str(p)).get(section, {})
+
+
+def _option_sources(defaults_file: str | None, login_path: str | None,
+                    environ: Mapping[str, str], home: str | None
+                    ) -> list[tuple[str, dict[str, str]]]:
+    """(label, options) of every file that gives options, lowest precedence first."""
+    sources: list[tuple[str, dict[str, str]]] = []
+    if defaults_file:
+        opt_path = Path(defaults_file).expanduser()
+        sources.append((f"option file {opt_path}", read_option_file(opt_path)))
+    else:
+        opt_path = Path(home or Path.home()) / ".my.cnf"
+        if opt_path.is_file():
+            sources.append((f"option file {opt_path}", read_option_file(opt_path)))
+    login_file = login_file_path(environ, home)
+    if login_path is not None and not login_path.strip():
+        raise UsageError("--login-path needs a name")
+    if login_file.is_file() or login_path:
+        groups = parse_option_groups(read_login_file(login_file), str(login_file))
+        if "client" in groups:
+            sources.append((f"login path client ({login_file})", groups["client"]))
+        if login_path:
+            if login_path not in groups:
+                known = ", ".join(sorted(groups)) or "none"
+                raise UsageError(f"--login-path {login_path}: no such login path in "
+                                 f"{login_file} (it has: {known})")
+            if login_path != "client":
+                sources.append((f"login path {login_path} ({login_file})",
+                                groups[login_path]))
+    return sources
 
 
 def resolve_options(host: str | None = None, port: int | None = None, socket: str | None = None,
                     user: str | None = None, defaults_file: str | None = None,
-                    ask_password: bool = False, ssl_ca: str | None = None,
-                    ssl_cert: str | None = None, ssl_key: str | None = None,
-                    connect_timeout: float = 10.0, env: Mapping[str, str] | None = None,
+                    ask_password: bool = False, ssl_mode: str | None = None,
+                    ssl_ca: str | None = None, ssl_cert: str | None = None,
+                    ssl_key: str | None = None, connect_timeout: float = 10.0,
+                    login_path: str | None = None, env: Mapping[str, str] | None = None,
                     prompt: Callable[[str], str] | None = None,
                     home: str | None = None) -> ConnectionOptions:
-    """Merge the command line, the option file, MYSQL_PWD and a prompt (see module doc)."""
+    """Merge the command line, the option files, MYSQL_PWD and a prompt (see module doc)."""
     environ: Mapping[str, str] = os.environ if env is None else env
-    if defaults_file:
-        opt_path = Path(defaults_file).expanduser()
-        opts = read_option_file(opt_path)
-    else:
-        opt_path = Path(home or Path.home()) / ".my.cnf"
-        opts = read_option_file(opt_path) if opt_path.is_file() else {}
+    if not 0 < connect_timeout <= MAX_CONNECT_TIMEOUT_S:
+        raise UsageError(f"--connect-timeout must be more than 0 seconds (got "
+                         f"{connect_timeout:g})")
+    sources = _option_sources(defaults_file, login_path, environ, home)
+
+    def from_files(key: str) -> tuple[str | None, str]:
+        for label, opts in reversed(sources):
+            if opts.get(key):
+                return opts[key], label
+        return None, ""
 
     def pick(cli: Any, key: str) -> Any:
-        return cli if cli not in (None, "") else (opts.get(key) or None)
+        return cli if cli not in (None, "") else from_files(key)[0]
 
     o = ConnectionOptions(connect_timeout=connect_timeout)
     o.host = pick(host, "host") or "localhost"
@@ -152,7 +222,7 @@ def resolve_options(host: str | None = None, port: int | None = None, socket: st
     try:
         o.port = int(port_v) if port_v is not None else DEFAULT_PORT
     except ValueError:
-        raise UsageError(f"{opt_path}: port is not a number") from None
+        raise UsageError(f"{from_files('port')[1]}: port is not a number") from None
     if not 0 < o.port < 65536:
         raise UsageError(f"port {o.port} is out of range")
     o.socket = pick(socket, "socket")
@@ -162,6 +232,10 @@ def resolve_options(host: str | None = None, port: int | None = None, socket: st
         # as the clients do: "localhost" means the local socket, where there is one
         o.socket = next((p for p in DEFAULT_SOCKETS if _is_socket(p)), None)
     o.user = pick(user, "user") or _login_name()
+    mode_v = pick(ssl_mode, "ssl_mode")
+    o.ssl_mode = (normalise_ssl_mode(mode_v, "--ssl-mode" if ssl_mode else
+                                     f"{from_files('ssl_mode')[1]}: ssl-mode")
+                  if mode_v else DEFAULT_SSL_MODE)
     o.ssl_ca = pick(ssl_ca, "ssl_ca")
     o.ssl_cert = pick(ssl_cert, "ssl_cert")
     o.ssl_key = pick(ssl_key, "ssl_key")
@@ -169,6 +243,11 @@ def resolve_options(host: str | None = None, port: int | None = None, socket: st
         v = getattr(o, name)
         if v and not Path(v).expanduser().is_file():
             raise UsageError(f"--{name.replace('_', '-')} {v}: no such file")
+    if o.ssl_key and not o.ssl_cert:
+        raise UsageError("--ssl-key needs --ssl-cert (the certificate of that key)")
+    if o.ssl_mode in ("VERIFY_CA", "VERIFY_IDENTITY") and not o.ssl_ca:
+        raise UsageError(f"--ssl-mode {o.ssl_mode} needs --ssl-ca (the CA that signed the "
+                         "server's certificate)")
     if ask_password:
         if prompt is None:
             import click
@@ -177,9 +256,12 @@ def resolve_options(host: str | None = None, port: int | None = None, socket: st
                 return click.prompt(text, hide_input=True, default="", show_default=False)
         o.password = prompt(f"Password for {o.user}@{o.target}")
         o.password_source = "prompt"
-    elif "password" in opts:
-        o.password = opts["password"]
-        o.password_source = f"option file {opt_path}"
+    elif any("password" in opts for _, opts in sources):
+        # an empty password in a file is a password too (the account may have none)
+        for label, opts in reversed(sources):
+            if "password" in opts:
+                o.password, o.password_source = opts["password"], label
+                break
     elif environ.get("MYSQL_PWD") is not None:
         o.password = environ["MYSQL_PWD"]
         o.password_source = "MYSQL_PWD"
@@ -216,37 +298,116 @@ _CR_CONNECTION_ERROR = 2002
 _CR_CONN_HOST_ERROR = 2003
 _CR_UNKNOWN_HOST = 2005
 _CR_SERVER_LOST = 2013
+_CR_SSL_CONNECTION_ERROR = 2026
+_MYSQL_PROTOCOL = 10   # the first byte of every MySQL/MariaDB greeting since 3.21
 
 
-def connect(opts: ConnectionOptions) -> ReadOnlySession:
-    """A PyMySQL connection wrapped in a ReadOnlySession; errors as one clear line."""
+def connect(opts: ConnectionOptions, read_tls: bool = True) -> ReadOnlySession:
+    """A PyMySQL connection wrapped in a ReadOnlySession; errors as one clear line.
+
+    read_tls: read the session's TLS back from the server into ``session.tls`` (one SHOW;
+    the advisor's second, sampling session does without it)."""
     import pymysql
 
-    kw: dict = dict(user=opts.user, password=opts.password or "",
-                    connect_timeout=opts.connect_timeout, read_timeout=60,
-                    autocommit=None, charset="utf8mb4")
+    t = opts.connect_timeout
+    if not 0 < t <= MAX_CONNECT_TIMEOUT_S:
+        raise UsageError(f"--connect-timeout must be more than 0 seconds (got {t:g})")
+    # PyMySQL's connect_timeout covers only the TCP connect; its read timeout then covers
+    # the greeting and the TLS/login handshake, so both are the connect timeout until the
+    # session is up (the write timeout too: without one, the TLS handshake could block)
+    kw: dict = dict(user=opts.user, password=opts.password or "", connect_timeout=t,
+                    read_timeout=t, write_timeout=t, autocommit=None, charset="utf8mb4",
+                    defer_connect=True)
     if opts.socket:
         kw["unix_socket"] = opts.socket
     else:
         kw["host"] = opts.host
         kw["port"] = opts.port
-    if opts.ssl_ca or opts.ssl_cert or opts.ssl_key:
-        ssl: dict = {}
-        if opts.ssl_ca:
-            ssl["ca"] = str(Path(opts.ssl_ca).expanduser())
-        if opts.ssl_cert:
-            ssl["cert"] = str(Path(opts.ssl_cert).expanduser())
-        if opts.ssl_key:
-            ssl["key"] = str(Path(opts.ssl_key).expanduser())
-        kw["ssl"] = ssl
     try:
+        kw.update(pymysql_tls_kwargs(opts.ssl_mode, opts.ssl_ca, opts.ssl_cert, opts.ssl_key))
         conn = pymysql.connect(**kw)
-    except pymysql.err.MySQLError as exc:
-        raise connect_error(exc, opts) from None
-    except OSError as exc:  # TLS files unreadable, etc.
-        raise ConnectError(scrub(f"cannot connect to {opts.target}: {exc}",
+        apply_preferred_context(conn, opts.ssl_mode, opts.ssl_ca, opts.ssl_cert,
+                                opts.ssl_key)
+    except OSError as exc:   # a certificate or key that does not load
+        raise ConnectError(scrub(f"cannot use the TLS files ({_ssl_text(exc)})",
                                  opts.password)) from None
-    return ReadOnlySession(conn, opts.password)
+    try:
+        conn.connect()
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one line
+        raise _handshake_error(exc, conn, opts) from None
+    _restore_timeouts(conn)
+    session = ReadOnlySession(conn, opts.password)
+    if read_tls:
+        try:
+            session.tls = read_session_tls(session, opts.ssl_mode)
+        except pymysql.err.MySQLError as exc:
+            session.close()
+            raise connect_error(exc, opts) from None
+    return session
+
+
+def _restore_timeouts(conn: Any) -> None:
+    """Connected: reads may now take up to READ_TIMEOUT_S. PyMySQL keeps its timeouts in
+    private attributes and applies them before each read and write; there is no public
+    setter, so they are set here where they exist (else the connect timeout stays)."""
+    for name in ("_read_timeout", "_write_timeout"):
+        if hasattr(conn, name):
+            setattr(conn, name, READ_TIMEOUT_S)
+
+
+def _greeted(conn: Any) -> bool:
+    """The peer sent a MySQL greeting (PyMySQL parsed it) before the failure."""
+    return (getattr(conn, "protocol_version", None) == _MYSQL_PROTOCOL
+            and getattr(conn, "server_capabilities", None) is not None)
+
+
+def _ssl_text(exc: BaseException) -> str:
+    import ssl
+
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"certificate verify failed: {exc.verify_message}"
+    if isinstance(exc, ssl.SSLError):
+        return exc.reason or str(exc)
+    return f"{exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
+
+
+def _handshake_error(exc: Exception, conn: Any, opts: ConnectionOptions) -> ConnectError:
+    """One line for a failure of conn.connect(), by the step it failed in."""
+    import ssl
+
+    import pymysql
+
+    t = f"{opts.connect_timeout:g} s"
+    orig = getattr(exc, "original_exception", None)
+    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+    connected = conn.host_info != "Not connected"   # PyMySQL sets it once the socket is up
+    if isinstance(orig, ssl.SSLError):
+        msg = (f"TLS handshake with {opts.target} failed under --ssl-mode {opts.ssl_mode}: "
+               f"{_ssl_text(orig)}")
+    elif code == _CR_SSL_CONNECTION_ERROR:
+        msg = (f"the server at {opts.target} does not offer TLS, and --ssl-mode "
+               f"{opts.ssl_mode} requires it (the server needs ssl_cert and ssl_key)")
+    elif isinstance(exc, pymysql.err.MySQLError) and code is not None and code < 2000:
+        return connect_error(exc, opts)    # the server answered with an error (1045...)
+    elif not connected and isinstance(orig, OSError):
+        # the TCP (or socket file) connect itself
+        msg = (f"cannot connect to {opts.target}: "
+               + ("timed out after " + t + " (host unreachable or filtered?)"
+                  if isinstance(orig, TimeoutError) else _reason(str(orig))))
+    elif not _greeted(conn):
+        timed_out = isinstance(orig, TimeoutError) or "timed out" in str(exc).lower()
+        lost = code == _CR_SERVER_LOST
+        why = (f"no MySQL greeting within {t}" if timed_out else
+               "it closed the connection without a MySQL greeting" if lost else
+               "it answered with something other than a MySQL greeting")
+        msg = f"not a MySQL server at {opts.target} ({why})"
+    elif isinstance(orig, TimeoutError) or "timed out" in str(exc).lower():
+        msg = (f"the server at {opts.target} did not finish the login handshake within {t}")
+    elif isinstance(exc, pymysql.err.MySQLError):
+        return connect_error(exc, opts)
+    else:
+        msg = f"cannot connect to {opts.target}: {exc.__class__.__name__}: {exc}"
+    return ConnectError(scrub(msg, opts.password))
 
 
 def connect_error(exc: Exception, opts: ConnectionOptions) -> ConnectError:
@@ -255,7 +416,7 @@ def connect_error(exc: Exception, opts: ConnectionOptions) -> ConnectError:
     if code == _ER_ACCESS_DENIED:
         using = "with a password" if opts.password else "without a password"
         hint = ("check the password" if opts.password else
-                "give one with --ask-password, --defaults-file or MYSQL_PWD")
+                "give one with -p, --login-path, --defaults-file or MYSQL_PWD")
         msg = (f"access denied for user {opts.user!r} at {opts.target} ({using}): {hint}")
     elif code == _ER_DBACCESS_DENIED:
         msg = f"access denied for user {opts.user!r} at {opts.target}"
@@ -322,6 +483,8 @@ class ReadOnlySession:
         self._conn = conn
         self._password = password
         self.statements: list[str] = []   # what was sent, for tests and --debug
+        # the session's TLS as the server reports it (tls.read_session_tls), or None: unread
+        self.tls: dict[str, Any] | None = None
 
     def query(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple]:
         check_read_only(sql)
