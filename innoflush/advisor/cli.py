@@ -86,10 +86,16 @@ def _progress(enabled: bool, samples: int):
 @click.option("--no-predict", is_flag=True, help="Skip the simulated predictions.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Simulation seed.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (keys in the README).")
-def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca, ssl_cert,
-                   ssl_key, connect_timeout, interval, samples, profile_ref, measure,
-                   durability, connections, cpu_cores, workload_ref, ignore_rules, no_predict,
-                   seed, as_json) -> None:
+@click.option("--from", "capture_path", default=None, metavar="DIR|FILE",
+              help="Advise from captured SHOW GLOBAL VARIABLES and two or more SHOW GLOBAL "
+                   "STATUS snapshots (mysql -B, mysqladmin extended-status -r -i N, a "
+                   "pt-stalk directory) instead of a live server; --interval then gives "
+                   "mysqladmin's -i N.")
+@click.pass_context
+def advise_command(click_ctx, host, port, socket, user, defaults_file, ask_password, ssl_ca,
+                   ssl_cert, ssl_key, connect_timeout, interval, samples, profile_ref,
+                   measure, durability, connections, cpu_cores, workload_ref, ignore_rules,
+                   no_predict, seed, as_json, capture_path) -> None:
     import pymysql
 
     from ..profiles import load_profile
@@ -113,6 +119,14 @@ def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca
         from ..simulator.workload_profile import load_workload
 
         wprofile = load_workload(workload_ref)   # exit 2 before connecting
+    if capture_path is not None:
+        from .offline_cli import advise_from
+
+        advise_from(click_ctx, capture_path, profile=profile, measure=measure,
+                    durability=durability, connections=connections, cpu_cores=cpu_cores,
+                    workload_profile=wprofile, ignore_rules=ignore_rules,
+                    predict=not no_predict, seed=seed, as_json=as_json)
+        return
     opts = resolve_options(host=host, port=port, socket=socket, user=user,
                            defaults_file=defaults_file, ask_password=ask_password,
                            ssl_ca=ssl_ca, ssl_cert=ssl_cert, ssl_key=ssl_key,

@@ -3,13 +3,16 @@
 JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
 
 - ``schema``: "innoflush.advice/1".
+- ``source``: what was read: ``kind`` (live|capture), ``path`` (the --from path, null
+  live), ``snapshots`` (SHOW GLOBAL STATUS snapshots); a capture adds ``files``,
+  ``formats``, ``interval_source`` and ``mysqladmin_relative``.
 - ``exit_code``: 0 nothing to change, 3 recommendations made, 4 the model cannot explain
   the observed workload (no effect predicted).
 - ``server``: ``title``, ``product`` (mysql|percona|mariadb), ``version``,
   ``version_comment``, ``sim_flavor`` (simulator flavor), ``role``
   (primary|replica|galera|read-only), ``role_detail``, ``datadir``, ``datadir_filesystem``
   (null unless the server runs on this host), ``connection`` {``target``, ``user``,
-  ``tls``, ``password_source``} — never the password.
+  ``tls``, ``password_source``} — never the password; null for a capture.
 - ``settings``: ``innodb_flush_method`` (effective; MariaDB 11 derived from
   innodb_doublewrite / innodb_data_file_*), ``flush_method_source``,
   ``innodb_flush_log_at_trx_commit``, ``innodb_flush_log_at_timeout``, ``log_bin``,
@@ -89,11 +92,12 @@ EXIT_NOTHING, EXIT_RECOMMENDATIONS, EXIT_UNEXPLAINED = 0, 3, 4
 def build_report(*, facts, conn_public: dict, datadir_fs, device, durability: str,
                  interval_s: float, samples: int, intervals, observed, fit, evaluation,
                  combined, warnings: list[str], evidence=None, candidates=(),
-                 predictions_wanted: bool = False) -> dict:
+                 predictions_wanted: bool = False, source: dict | None = None) -> dict:
     findings = [f.to_dict() for f in evaluation.findings]
     unexplained = predictions_wanted and fit is not None and not fit.explained
     return {
         "schema": SCHEMA,
+        "source": source or {"kind": "live", "path": None, "snapshots": samples + 1},
         "exit_code": (EXIT_UNEXPLAINED if unexplained
                       else EXIT_RECOMMENDATIONS if findings else EXIT_NOTHING),
         "server": {
@@ -159,8 +163,13 @@ def render_text(r: dict) -> str:
     out: list[str] = []
     s = r["server"]
     st = r["settings"]
-    out.append(f"innoflush advise — {s['title']} ({s['version']}) at "
-               f"{s['connection']['target']} as {s['connection']['user']}")
+    src = r.get("source") or {}
+    if s["connection"]:
+        out.append(f"innoflush advise — {s['title']} ({s['version']}) at "
+                   f"{s['connection']['target']} as {s['connection']['user']}")
+    else:
+        out.append(f"innoflush advise — {s['title']} ({s['version']}) from the capture "
+                   f"{src.get('path')} ({src.get('snapshots')} status snapshots)")
     out.append(f"role: {s['role']} ({s['role_detail']}); simulator flavor {s['sim_flavor']}"
                + (f"; datadir {s['datadir']} on {s['datadir_filesystem']}"
                   if s.get("datadir_filesystem") else ""))
