@@ -133,3 +133,28 @@ def test_fit_reason_when_nothing_was_observed():
     c = Check("page_writes_per_s", 0.0, 85.1, 50.0, False)
     text = _reason(c, SimpleNamespace(name="crucial-t500"))
     assert "85.1 page writes/s" in text and "0.0 observed (none observed" in text
+
+
+def test_replica_status_in_the_capture(tmp_path):
+    """pt-stalk's -slave-status: the statement as a title, then its \\G rows (none on a
+    primary). A captured empty answer is a primary; rows make a replica."""
+    import shutil
+
+    cap = tmp_path / "cap"
+    shutil.copytree(BINLOG / "tab", cap)
+    (cap / "slave-status").write_text("\nSHOW SLAVE STATUS\\G\n\n")
+    _, rep = report("--from", str(cap))
+    assert rep["server"]["role"] == "primary"
+    assert rep["server"]["role_detail"] == "no replication source configured"
+    assert "SHOW REPLICA STATUS\\G" in rep["source"]["formats"]
+    (cap / "slave-status").write_text(
+        "\nSHOW SLAVE STATUS\\G\n\n*************************** 1. row ***************"
+        "************\n                Slave_IO_State: Waiting for master to send event\n"
+        "                   Master_Host: db-primary-1\n"
+        "              Slave_IO_Running: Yes\n             Slave_SQL_Running: Yes\n")
+    _, rep = report("--from", str(cap))
+    assert rep["server"]["role"] == "replica"
+    assert rep["server"]["role_detail"] == "replica of db-primary-1 (IO Yes, SQL Yes)"
+    (cap / "slave-status").unlink()
+    _, rep = report("--from", str(cap))
+    assert "no SHOW REPLICA STATUS in the capture" in rep["server"]["role_detail"]

@@ -44,6 +44,7 @@ _KEY_VALUE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*):\s?(.*)$")
 # what tells a variables block from a status block
 _VARIABLE_MARKS = ("innodb_flush_log_at_trx_commit", "version", "innodb_version", "datadir")
 _HEADER_NAMES = ("variable_name",)
+_REPLICA_ASKED = re.compile(r"^\s*SHOW\s+(SLAVE|REPLICA)\s+STATUS", re.I | re.M)
 
 
 class CaptureError(UsageError):
@@ -283,18 +284,23 @@ def read_capture(path: str, interval_s: float | None = None) -> Capture:
     relative_any = False
     used: list[str] = []
     for fpath in files:
-        blocks, vertical = parse_blocks(_read(fpath), fpath)
+        text = _read(fpath)
+        blocks, vertical = parse_blocks(text, fpath)
         status_blocks = [numeric_status(canonical_status(b.rows).items())
                          for b in blocks if is_status(b.rows)]
         var_blocks = [b for b in blocks if is_variables(b.rows)]
         rows = [r for r in vertical if any(k in r for k in (
             "Slave_IO_Running", "Replica_IO_Running", "Master_Host", "Source_Host"))]
-        if not (status_blocks or var_blocks or rows):
+        # the replica status was asked for, rows or none (pt-stalk's -slave-status has
+        # the statement as a title; an empty answer: not a replica)
+        asked = bool(rows) or bool(_REPLICA_ASKED.search(text)) or \
+            os.path.basename(fpath).endswith(("slave-status", "replica-status"))
+        if not (status_blocks or var_blocks or asked):
             continue
         used.append(fpath)
         for b in var_blocks:   # in parts (LIKE 'innodb%'; ...) or whole: the last wins
             variables = (variables or {}) | {k.lower(): v for k, v in b.rows.items()}
-        if rows:
+        if asked:
             replica = (replica or []) + rows
             formats.append("SHOW REPLICA STATUS\\G")
         relative = looks_relative(status_blocks)
