@@ -154,9 +154,17 @@ def test_relative_detection_and_rebuild():
     assert rebuild_relative(relative) == [{"Uptime": 100, "Questions": 10},
                                           {"Uptime": 110, "Questions": 30},
                                           {"Uptime": 120, "Questions": 35}]
-    # a server up 1 s when mysqladmin -r -i 1 began: later Uptime equals the first
-    assert looks_relative([{"Uptime": 1}, {"Uptime": 1}, {"Uptime": 1}])
-    assert not looks_relative([{"Uptime": 1}, {"Uptime": 1}])
+    # a server up 1 s when mysqladmin -r -i 1 began: Uptime tells nothing, the counters do
+    young = [{"Uptime": 1, "Questions": 40, "Innodb_pages_created": 268},
+             {"Uptime": 2, "Questions": 8035, "Innodb_pages_created": 100},
+             {"Uptime": 1, "Questions": 6060, "Innodb_pages_created": 165}]
+    assert looks_relative(young)
+    assert rebuild_relative(young)[-1] == {"Uptime": 4, "Questions": 14135,
+                                           "Innodb_pages_created": 533}
+    # an absolute capture across a restart is not taken for -r: its Uptime grows again
+    restarted = [{"Uptime": 500, "Questions": 900}, {"Uptime": 3, "Questions": 10},
+                 {"Uptime": 13, "Questions": 40}, {"Uptime": 23, "Questions": 70}]
+    assert not looks_relative(restarted)
 
 
 def test_series_times_median_step():
@@ -205,3 +213,13 @@ def test_errors_on_cut_captures(tmp_path):
     shutil.copy(d / "status-1.tsv", d / "status-1b.tsv")
     with pytest.raises(CaptureError, match="0 s apart"):
         read_capture(str(d))
+
+
+def test_a_restart_inside_one_file_is_refused(tmp_path):
+    """Absolute snapshots across a restart are not taken for -r differences."""
+    one = tmp_path / "capture.txt"
+    one.write_text((CAPTURES / NAMES[0] / "tab" / "variables.tsv").read_text()
+                   + "Uptime\t500\nQuestions\t900\nUptime\t3\nQuestions\t10\n"
+                   + "Uptime\t13\nQuestions\t40\n")
+    with pytest.raises(CaptureError, match="snapshots 1 and 2 are from different server"):
+        read_capture(str(one))

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from ..errors import UsageError
-from .sampling import Snapshot, numeric_status
+from .sampling import COUNTERS, Snapshot, numeric_status
 
 FORMATS = ("mysql -B/-e tab output (with or without its Variable_name header)",
            "mysql table output (| name | value |)",
@@ -177,18 +177,28 @@ def rebuild_relative(blocks: list[dict[str, int]]) -> list[dict[str, int]]:
     return out
 
 
+def _consistent_absolute(blocks: list[dict[str, int]]) -> bool:
+    """Read as absolute snapshots, nothing cumulative goes down."""
+    return not any(b[k] < a[k] for a, b in pairwise(blocks)
+                   for k in ("Uptime", *COUNTERS) if k in a and k in b)
+
+
 def looks_relative(blocks: list[dict[str, int]]) -> bool:
-    """-r output: after the first block, Uptime is the step (about N), not the server's
-    uptime, so it does not grow past the first block's: absolute blocks N >= 1 s apart
-    would. (A server up for less than one step when the capture began cannot be told
-    apart: such a capture is taken as absolute.)"""
+    """-r output: after the first block, each holds differences (its Uptime is the step,
+    about N, not the server's uptime), so read as absolute the counters would fall, and
+    the later blocks, each about N seconds' worth, rise and fall among themselves.
+    Absolute blocks never fall, except across a restart: then the later ones rise again
+    together from zero."""
     if len(blocks) < 2 or any("Uptime" not in b for b in blocks):
         return False
-    first = blocks[0]["Uptime"]
-    later = [b["Uptime"] for b in blocks[1:]]
-    if all(u == first for u in later) and len(later) == 1:
-        return False     # two blocks at one Uptime: nothing tells (0 s apart, refused)
-    return all(u <= first for u in later)
+    if _consistent_absolute(blocks):
+        return False
+    later = blocks[1:]
+    uptimes = [b["Uptime"] for b in later]
+    if (len(later) >= 2 and _consistent_absolute(later)
+            and all(b > a for a, b in pairwise(uptimes))):
+        return False      # a restart between absolute snapshots (refused later)
+    return all(b[k] >= 0 for b in later for k in COUNTERS if k in b)
 
 
 def series_times(blocks: list[dict[str, int]], interval_s: float | None
