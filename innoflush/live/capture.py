@@ -141,8 +141,12 @@ def parse_blocks(text: str, file: str = "<text>") -> tuple[list[Block], list[dic
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             close()
             continue
-        if cur is not None and (name in cur or fmt != kind):
-            close()           # the same name again: the next snapshot (no header between)
+        if cur is not None and (name in cur or fmt != kind or (
+                name[:1].isupper() and next(iter(cur), name)[:1].islower())):
+            # the same name again: the next snapshot (no header between); variable names
+            # are lower case and status names capitalised (MariaDB's wsrep* aside): a
+            # status after variables, both headerless (-N), starts a block too
+            close()
         if cur is None:
             cur, fmt = {}, kind
         cur[name] = value
