@@ -158,3 +158,40 @@ def test_replica_status_in_the_capture(tmp_path):
     (cap / "slave-status").unlink()
     _, rep = report("--from", str(cap))
     assert "no SHOW REPLICA STATUS in the capture" in rep["server"]["role_detail"]
+
+
+@pytest.mark.parametrize("name", ["mariadb-10.11-odirect", "mariadb-10.11-binlog"])
+def test_capture_and_live_path_agree_on_the_same_data(name, load_fixture, monkeypatch,
+                                                      profile_files):
+    """The JSON fixture is the tab capture converted (scripts/capture_to_fixture.py):
+    served live by the fake server over its interval, and read from the raw files, the
+    two paths must see the same server and the same figures, and advise the same."""
+    from test_advisor_cli import FakeServer
+
+    from innoflush.advisor.advise import advise as advise_live
+    from innoflush.advisor.advise import advise_capture
+    from innoflush.live import sampling
+    from innoflush.live.capture import read_capture
+    from innoflush.live.connect import ReadOnlySession
+    from innoflush.profiles import load_profile
+
+    fx = load_fixture(name)
+    now = [1000.0]
+    monkeypatch.setattr(sampling, "CLOCK", lambda: now[0])
+    monkeypatch.setattr(sampling, "SLEEP", lambda s: now.__setitem__(0, now[0] + s))
+    profile = load_profile(profile_files["plp"])
+    live = advise_live(ReadOnlySession(FakeServer(fx)), conn_public={"target": "t"},
+                       is_local=False, interval_s=fx["interval_s"], profile=profile,
+                       predict=False)
+    off = advise_capture(read_capture(str(CAPTURES / name / "tab")), profile=profile,
+                         predict=False)
+    assert live["source"]["kind"] == "live" and off["source"]["kind"] == "capture"
+    assert off["settings"] == live["settings"]
+    for key in ("seconds", "commits", "commits_per_s", "commits_source",
+                "data_fsyncs_per_s", "redo_syncs_per_s", "redo_syncs_source",
+                "log_writes_per_commit", "redo_bytes_per_commit", "pages_written_per_s",
+                "binlog_commits_per_group", "deltas"):
+        assert off["observed"][key] == live["observed"][key], key
+    assert off["observed"]["commits"] > 0
+    assert ids(off) == ids(live)
+    assert off["exit_code"] == live["exit_code"]
