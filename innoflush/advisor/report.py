@@ -273,7 +273,8 @@ def render_text(r: dict) -> str:
         out.append("")
         out.append("notes:")
         out += [f"  - {x}" for x in r["notes"]]
-    out += _workload_text(r.get("workload"))
+    out += _workload_text(r.get("workload"),
+                          (r.get("source") or {}).get("kind") == "capture")
     out += _fit_text(r.get("fit"))
     out += _candidates_text(r.get("candidates") or [])
     if r["warnings"]:
@@ -308,10 +309,11 @@ def _range(p: dict | None) -> str:
     return f"{t[0]:+.0f}…{t[1]:+.0f}%" if t else "-"
 
 
-def _workload_text(w: dict | None) -> list[str]:
+def _workload_text(w: dict | None, captured: bool = False) -> list[str]:
     if not w:
         return []
-    out = ["", f"workload measured over {w['seconds']:.1f} s "
+    out = ["", f"workload {'read from the capture' if captured else 'measured'} over "
+           f"{w['seconds']:.1f} s "
            f"({w['commits']:,} commits, {w['commits_per_s']:,.1f}/s):"]
     names = [("connections", "connections", 0), ("inside_us_per_trx", "in the server µs/trx", 1),
              ("outside_us_per_trx", "outside it µs/trx", 1),
