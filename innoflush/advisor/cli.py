@@ -86,16 +86,16 @@ def _progress(enabled: bool, samples: int):
 @click.option("--no-predict", is_flag=True, help="Skip the simulated predictions.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Simulation seed.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (keys in the README).")
-@click.option("--from", "capture_path", default=None, metavar="DIR|FILE",
+@click.option("--from", "capture_path", default=None, metavar="DIR|FILE", expose_value=False,
+              callback=lambda ctx, _p, v: ctx.meta.__setitem__("capture_path", v),
               help="Advise from captured SHOW GLOBAL VARIABLES and two or more SHOW GLOBAL "
                    "STATUS snapshots (mysql -B, mysqladmin extended-status -r -i N, a "
                    "pt-stalk directory) instead of a live server; --interval then gives "
                    "mysqladmin's -i N.")
-@click.pass_context
-def advise_command(click_ctx, host, port, socket, user, defaults_file, ask_password, ssl_ca,
-                   ssl_cert, ssl_key, connect_timeout, interval, samples, profile_ref,
-                   measure, durability, connections, cpu_cores, workload_ref, ignore_rules,
-                   no_predict, seed, as_json, capture_path) -> None:
+def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca, ssl_cert,
+                   ssl_key, connect_timeout, interval, samples, profile_ref, measure,
+                   durability, connections, cpu_cores, workload_ref, ignore_rules, no_predict,
+                   seed, as_json) -> None:
     import pymysql
 
     from ..profiles import load_profile
@@ -119,10 +119,12 @@ def advise_command(click_ctx, host, port, socket, user, defaults_file, ask_passw
         from ..simulator.workload_profile import load_workload
 
         wprofile = load_workload(workload_ref)   # exit 2 before connecting
-    if capture_path is not None:
+    click_ctx = click.get_current_context()
+    if click_ctx.meta.get("capture_path") is not None:   # --from: no server to connect to
         from .offline_cli import advise_from
 
-        advise_from(click_ctx, capture_path, profile=profile, measure=measure,
+        advise_from(click_ctx, click_ctx.meta["capture_path"], profile=profile,
+                    measure=measure,
                     durability=durability, connections=connections, cpu_cores=cpu_cores,
                     workload_profile=wprofile, ignore_rules=ignore_rules,
                     predict=not no_predict, seed=seed, as_json=as_json)

@@ -12,8 +12,9 @@ from ..errors import UsageError
 from .report import render_text, to_json
 
 # Options that only mean something against a live server.
-LIVE_ONLY = ("host", "port", "socket", "user", "defaults_file", "ask_password", "ssl_ca",
-             "ssl_cert", "ssl_key", "connect_timeout", "samples")
+LIVE_ONLY = ("host", "port", "socket", "user", "defaults_file", "login_path",
+             "prompt_password", "ask_password", "ssl_mode", "ssl_ca", "ssl_cert", "ssl_key",
+             "connect_timeout", "samples")
 
 
 def advise_from(click_ctx: click.Context, path: str, *, profile, measure: bool,
