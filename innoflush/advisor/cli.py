@@ -85,13 +85,13 @@ def _progress(enabled: bool, samples: int):
                    "docs/advisor-rules.md and in each finding's id.")
 @click.option("--no-predict", is_flag=True, help="Skip the simulated predictions.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Simulation seed.")
-@click.option("--json", "as_json", is_flag=True, help="JSON output (keys in the README).")
 @click.option("--from", "capture_path", default=None, metavar="DIR|FILE", expose_value=False,
               callback=lambda ctx, _p, v: ctx.meta.__setitem__("capture_path", v),
               help="Advise from captured SHOW GLOBAL VARIABLES and two or more SHOW GLOBAL "
                    "STATUS snapshots (mysql -B, mysqladmin extended-status -r -i N, a "
                    "pt-stalk directory) instead of a live server; --interval then gives "
                    "mysqladmin's -i N.")
+@click.option("--json", "as_json", is_flag=True, help="JSON output (keys in the README).")
 def advise_command(host, port, socket, user, defaults_file, ask_password, ssl_ca, ssl_cert,
                    ssl_key, connect_timeout, interval, samples, profile_ref, measure,
                    durability, connections, cpu_cores, workload_ref, ignore_rules, no_predict,

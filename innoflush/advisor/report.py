@@ -5,14 +5,15 @@ JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
 - ``schema``: "innoflush.advice/1".
 - ``source``: what was read: ``kind`` (live|capture), ``path`` (the --from path, null
   live), ``snapshots`` (SHOW GLOBAL STATUS snapshots); a capture adds ``files``,
-  ``formats``, ``interval_source`` and ``mysqladmin_relative``.
+  ``formats``, ``interval_source`` and ``mysqladmin_relative`` (and ``server.connection``
+  is null: nothing was connected to).
 - ``exit_code``: 0 nothing to change, 3 recommendations made, 4 the model cannot explain
   the observed workload (no effect predicted).
 - ``server``: ``title``, ``product`` (mysql|percona|mariadb), ``version``,
   ``version_comment``, ``sim_flavor`` (simulator flavor), ``role``
   (primary|replica|galera|read-only), ``role_detail``, ``datadir``, ``datadir_filesystem``
   (null unless the server runs on this host), ``connection`` {``target``, ``user``,
-  ``tls``, ``password_source``} — never the password; null for a capture.
+  ``tls``, ``password_source``} — never the password.
 - ``settings``: ``innodb_flush_method`` (effective; MariaDB 11 derived from
   innodb_doublewrite / innodb_data_file_*), ``flush_method_source``,
   ``innodb_flush_log_at_trx_commit``, ``innodb_flush_log_at_timeout``, ``log_bin``,
