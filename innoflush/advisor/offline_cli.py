@@ -25,11 +25,11 @@ def advise_from(click_ctx: click.Context, path: str, *, profile, measure: bool,
     from ..live.capture import read_capture
     from .advise import advise_capture
 
-    given = [name for name in LIVE_ONLY
+    flags = {p.name: max(p.opts, key=len) for p in click_ctx.command.params}
+    given = [flags.get(name, name) for name in LIVE_ONLY
              if click_ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)]
     if given:
-        raise UsageError("--from reads a capture, not a server: drop --"
-                         + ", --".join(n.replace("_", "-") for n in given))
+        raise UsageError("--from reads a capture, not a server: drop " + ", ".join(given))
     if measure:
         raise UsageError("--measure probes the server's device now; with --from give the "
                          "device as --profile")
