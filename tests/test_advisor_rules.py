@@ -78,6 +78,9 @@ def finding(ev, fid):
     ("mysql-8.4", "mysql", "mysql-8.4", "O_DIRECT", 1, True, 1, "replica"),
     ("mariadb-10.11", "mariadb", "mariadb-10.11", "O_DIRECT", 1, True, 0, "primary"),
     ("mariadb-11.4", "mariadb", "mariadb-11", "O_DIRECT_NO_FSYNC", 1, True, 0, "primary"),
+    # real captures (tests/fixtures/README.md)
+    ("mariadb-10.11-odirect", "mariadb", "mariadb-10.11", "O_DIRECT", 1, False, 0, "primary"),
+    ("mariadb-10.11-binlog", "mariadb", "mariadb-10.11", "fsync", 2, True, 0, "primary"),
 ])
 def test_facts_from_fixtures(load_fixture, name, product, flavor, method, tc, log_bin, sb,
                              role):

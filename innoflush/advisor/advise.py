@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from ..live.facts import filesystem_of, gather_facts, local_datadir, same_filesystem
-from ..live.sampling import combine, observe
+from itertools import pairwise
+
+from ..live.activity import Activity
+from ..live.facts import (
+    facts_from_variables,
+    filesystem_of,
+    gather_facts,
+    local_datadir,
+    same_filesystem,
+)
+from ..live.sampling import POLLED, combine, interval_between, observe
+from ..live.workload import evidence as workload_evidence
 from ..live.workload import measure_workload, redo_syncs_known
 from .candidates import candidate_changes, mark_advised
 from .device import device_from_profile
@@ -77,6 +87,24 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
         session, facts, interval_s=interval_s, samples=samples,
         open_session=open_session, connections=connections,
         cpu_cores=cpu_cores, is_local=is_local, progress=progress)
+    return _assess(facts, intervals, evidence,
+                   source={"kind": "live", "path": None, "snapshots": samples + 1},
+                   conn_public=conn_public, datadir=datadir, datadir_fs=datadir_fs,
+                   doublewrite_same_fs=dblwr_same, device=device, profile=profile,
+                   durability=durability, connections=connections, predict=predict,
+                   seed=seed, cpu_cores=cpu_cores, workload_profile=workload_profile,
+                   ignore_rules=ignore_rules, interval_s=interval_s, samples=samples,
+                   warnings=warnings)
+
+
+def _assess(facts, intervals, evidence, *, source: dict, conn_public: dict | None,
+            datadir: str | None, datadir_fs: str | None, doublewrite_same_fs: bool | None,
+            device, profile, durability: str, connections: int | None, predict: bool,
+            seed: int, cpu_cores: int | None, workload_profile, ignore_rules,
+            interval_s: float, samples: int, warnings: list[str],
+            cannot_judge: list[str] = ()) -> dict:
+    """Rules, fit, predictions and the report on what was read (live or captured)."""
+    dblwr_same = doublewrite_same_fs
     for iv in intervals:
         if not iv.valid:
             warnings.append(f"interval {iv.index + 1} ignored: {iv.problem}")
@@ -91,6 +119,7 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
     ctx = Context(facts=facts, observed=observed, device=device, durability=durability,
                   datadir_fs=datadir_fs, doublewrite_same_fs=dblwr_same)
     ev = evaluate(ctx, ignore=ignore_rules)
+    ev.cannot_judge.extend(cannot_judge)
     fit = combined = None
     cands = candidate_changes(facts, device)
     mark_advised(cands, ev.findings)
@@ -123,4 +152,58 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
                         samples=samples, intervals=intervals, observed=observed, fit=fit,
                         evaluation=ev, combined=combined, warnings=warnings,
                         evidence=evidence, candidates=cands,
-                        predictions_wanted=profile is not None and predict)
+                        predictions_wanted=profile is not None and predict,
+                        source=source)
+
+
+# What a capture cannot hold: the advisor's live-only evidence, said once in cannot_judge.
+OFFLINE_CANNOT_JUDGE = (
+    "offline capture: the connections, their time inside and outside the server and the "
+    "server's CPU are read live (processlist, /proc) and are not in a capture — the fit "
+    "has --connections and --cpu-cores for them",
+    "offline capture: the datadir's filesystem and where innodb_doublewrite_dir lies are "
+    "read on the server's host — the rules that need them take the --profile's filesystem "
+    "or cannot judge offline",
+)
+
+
+def advise_capture(capture, *, profile=None, durability: str = "strict",
+                   connections: int | None = None, predict: bool = True, seed: int = 1,
+                   cpu_cores: int | None = None, workload_profile=None,
+                   ignore_rules=()) -> dict:
+    """advise() on a capture (innoflush.live.capture.read_capture) instead of a session:
+    the same facts, intervals, rules, fit and report, without what only a live server on
+    this host shows (processlist, /proc, the datadir's filesystem), which the report's
+    cannot_judge names."""
+    check_rule_ids(ignore_rules)
+    rows = capture.replica_rows
+    facts = facts_from_variables(capture.variables, rows,
+                                 True if rows is not None else None)
+    if rows is None and facts.role == "primary":
+        facts.role_detail = ("no SHOW REPLICA STATUS in the capture: taken as not a "
+                             "replica, read_only being OFF")
+    device = device_from_profile(profile) if profile is not None else None
+    snaps = capture.snapshots
+    intervals = []
+    for i, (a, b) in enumerate(pairwise(snaps)):
+        # the gauges the live sampler polls: here only as the snapshots saw them
+        polls = {k: [b.status[k]] for k in POLLED if k in b.status}
+        intervals.append(interval_between(i, a, b, polls))
+    evidence = None
+    if any(iv.valid for iv in intervals):
+        evidence = workload_evidence(
+            facts, combine(intervals),
+            Activity(None, problem="offline capture: no processlist samples"), None,
+            None, None, own_statements=len(intervals), pid=None,
+            pid_reason="offline capture: the server's /proc is not in it",
+            connections_option=connections, cpu_cores_option=cpu_cores)
+    warnings = list(capture.notes)
+    seconds = snaps[-1].t - snaps[0].t
+    return _assess(facts, intervals, evidence, source=capture.source(), conn_public=None,
+                   datadir=None, datadir_fs=None, doublewrite_same_fs=None, device=device,
+                   profile=profile, durability=durability, connections=connections,
+                   predict=predict, seed=seed, cpu_cores=cpu_cores,
+                   workload_profile=workload_profile, ignore_rules=ignore_rules,
+                   interval_s=round(seconds / max(1, len(intervals)), 3),
+                   samples=len(intervals), warnings=warnings,
+                   cannot_judge=OFFLINE_CANNOT_JUDGE)

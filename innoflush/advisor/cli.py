@@ -123,6 +123,12 @@ class _AdviseCommand(click.Command):
                    "docs/advisor-rules.md and in each finding's id.")
 @click.option("--no-predict", is_flag=True, help="Skip the simulated predictions.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Simulation seed.")
+@click.option("--from", "capture_path", default=None, metavar="DIR|FILE", expose_value=False,
+              callback=lambda ctx, _p, v: ctx.meta.__setitem__("capture_path", v),
+              help="Advise from captured SHOW GLOBAL VARIABLES and two or more SHOW GLOBAL "
+                   "STATUS snapshots (mysql -B, mysqladmin extended-status -r -i N, a "
+                   "pt-stalk directory) instead of a live server; --interval then gives "
+                   "mysqladmin's -i N.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (keys in the README).")
 def advise_command(host, port, socket, user, defaults_file, login_path, prompt_password,
                    ask_password, ssl_mode, ssl_ca, ssl_cert, ssl_key, connect_timeout,
@@ -152,6 +158,16 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
         from ..simulator.workload_profile import load_workload
 
         wprofile = load_workload(workload_ref)   # exit 2 before connecting
+    click_ctx = click.get_current_context()
+    if click_ctx.meta.get("capture_path") is not None:   # --from: no server to connect to
+        from .offline_cli import advise_from
+
+        advise_from(click_ctx, click_ctx.meta["capture_path"], profile=profile,
+                    measure=measure,
+                    durability=durability, connections=connections, cpu_cores=cpu_cores,
+                    workload_profile=wprofile, ignore_rules=ignore_rules,
+                    predict=not no_predict, seed=seed, as_json=as_json)
+        return
     opts = resolve_options(host=host, port=port, socket=socket, user=user,
                            defaults_file=defaults_file, login_path=login_path,
                            ask_password=ask_password or prompt_password, ssl_mode=ssl_mode,

@@ -524,8 +524,10 @@ def device_as_seen(cfg: ServerConfig, wl: Workload, profile, ev: WorkloadEvidenc
 def _reason(c: Check, profile) -> str:
     names = {"tps": "commits/s", "commits_per_redo_sync": "commits per redo sync",
              "data_fsyncs_per_s": "Innodb_data_fsyncs/s", "page_writes_per_s": "page writes/s"}
-    return (f"the model gives {c.model:,.1f} {names[c.figure]} at the current settings on "
-            f"{profile.name} against {c.observed:,.1f} observed ({c.error_pct:+.0f} %, "
+    # error_pct is None when nothing was observed (0) and the model has some
+    err = "none observed" if c.error_pct is None else f"{c.error_pct:+.0f} %"
+    return (f"the model gives {c.model or 0:,.1f} {names[c.figure]} at the current settings "
+            f"on {profile.name} against {c.observed or 0:,.1f} observed ({err}, "
             f"tolerance ±{c.tolerance_pct:.0f} %)")
 
 

@@ -3,6 +3,10 @@
 JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
 
 - ``schema``: "innoflush.advice/1".
+- ``source``: what was read: ``kind`` (live|capture), ``path`` (the --from path, null
+  live), ``snapshots`` (SHOW GLOBAL STATUS snapshots); a capture adds ``files``,
+  ``formats``, ``interval_source`` and ``mysqladmin_relative`` (and ``server.connection``
+  is null: nothing was connected to).
 - ``exit_code``: 0 nothing to change, 3 recommendations made, 4 the model cannot explain
   the observed workload (no effect predicted).
 - ``server``: ``title``, ``product`` (mysql|percona|mariadb), ``version``,
@@ -91,11 +95,12 @@ EXIT_NOTHING, EXIT_RECOMMENDATIONS, EXIT_UNEXPLAINED = 0, 3, 4
 def build_report(*, facts, conn_public: dict, datadir_fs, device, durability: str,
                  interval_s: float, samples: int, intervals, observed, fit, evaluation,
                  combined, warnings: list[str], evidence=None, candidates=(),
-                 predictions_wanted: bool = False) -> dict:
+                 predictions_wanted: bool = False, source: dict | None = None) -> dict:
     findings = [f.to_dict() for f in evaluation.findings]
     unexplained = predictions_wanted and fit is not None and not fit.explained
     return {
         "schema": SCHEMA,
+        "source": source or {"kind": "live", "path": None, "snapshots": samples + 1},
         "exit_code": (EXIT_UNEXPLAINED if unexplained
                       else EXIT_RECOMMENDATIONS if findings else EXIT_NOTHING),
         "server": {
@@ -175,9 +180,14 @@ def render_text(r: dict) -> str:
     out: list[str] = []
     s = r["server"]
     st = r["settings"]
-    out.append(f"innoflush advise — {s['title']} ({s['version']}) at "
-               f"{s['connection']['target']} as {s['connection']['user']}")
-    out.append(_connection_line(s["connection"]))
+    src = r.get("source") or {}
+    if s["connection"]:
+        out.append(f"innoflush advise — {s['title']} ({s['version']}) at "
+                   f"{s['connection']['target']} as {s['connection']['user']}")
+        out.append(_connection_line(s["connection"]))
+    else:
+        out.append(f"innoflush advise — {s['title']} ({s['version']}) from the capture "
+                   f"{src.get('path')} ({src.get('snapshots')} status snapshots)")
     out.append(f"role: {s['role']} ({s['role_detail']}); simulator flavor {s['sim_flavor']}"
                + (f"; datadir {s['datadir']} on {s['datadir_filesystem']}"
                   if s.get("datadir_filesystem") else ""))
@@ -281,7 +291,8 @@ def render_text(r: dict) -> str:
         out.append("")
         out.append("notes:")
         out += [f"  - {x}" for x in r["notes"]]
-    out += _workload_text(r.get("workload"))
+    out += _workload_text(r.get("workload"),
+                          (r.get("source") or {}).get("kind") == "capture")
     out += _fit_text(r.get("fit"))
     out += _candidates_text(r.get("candidates") or [])
     if r["warnings"]:
@@ -316,10 +327,11 @@ def _range(p: dict | None) -> str:
     return f"{t[0]:+.0f}…{t[1]:+.0f}%" if t else "-"
 
 
-def _workload_text(w: dict | None) -> list[str]:
+def _workload_text(w: dict | None, captured: bool = False) -> list[str]:
     if not w:
         return []
-    out = ["", f"workload measured over {w['seconds']:.1f} s "
+    out = ["", f"workload {'read from the capture' if captured else 'measured'} over "
+           f"{w['seconds']:.1f} s "
            f"({w['commits']:,} commits, {w['commits_per_s']:,.1f}/s):"]
     names = [("connections", "connections", 0), ("inside_us_per_trx", "in the server µs/trx", 1),
              ("outside_us_per_trx", "outside it µs/trx", 1),

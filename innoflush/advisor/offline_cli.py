@@ -1,0 +1,46 @@
+"""`innoflush advise --from`: the command's offline branch (kept apart from the
+connection options of advisor/cli.py)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from click.core import ParameterSource
+
+from ..errors import UsageError
+from .report import render_text, to_json
+
+# Options that only mean something against a live server.
+LIVE_ONLY = ("host", "port", "socket", "user", "defaults_file", "login_path",
+             "prompt_password", "ask_password", "ssl_mode", "ssl_ca", "ssl_cert", "ssl_key",
+             "connect_timeout", "samples")
+
+
+def advise_from(click_ctx: click.Context, path: str, *, profile, measure: bool,
+                durability: str, connections: int | None, cpu_cores: int | None,
+                workload_profile, ignore_rules, predict: bool, seed: int,
+                as_json: bool) -> None:
+    """Read the capture, advise on it, print the report and exit with its code."""
+    from ..live.capture import read_capture
+    from .advise import advise_capture
+
+    flags = {p.name: max(p.opts, key=len) for p in click_ctx.command.params}
+    given = [flags.get(name, name) for name in LIVE_ONLY
+             if click_ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)]
+    if given:
+        raise UsageError("--from reads a capture, not a server: drop " + ", ".join(given))
+    if measure:
+        raise UsageError("--measure probes the server's device now; with --from give the "
+                         "device as --profile")
+    interval = None
+    if click_ctx.get_parameter_source("interval") is not ParameterSource.DEFAULT:
+        interval = click_ctx.params["interval"]   # mysqladmin's -i N
+    capture = read_capture(path, interval_s=interval)
+    report = advise_capture(capture, profile=profile, durability=durability,
+                            connections=connections, predict=predict, seed=seed,
+                            cpu_cores=cpu_cores, workload_profile=workload_profile,
+                            ignore_rules=ignore_rules)
+    click.echo(to_json(report) if as_json else render_text(report), nl=False)
+    if report["exit_code"]:
+        sys.exit(report["exit_code"])
