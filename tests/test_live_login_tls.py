@@ -17,18 +17,6 @@ from innoflush.live.tls import normalise_ssl_mode, pymysql_tls_kwargs, tls_conte
 
 SECRET = "l0gin-path-pw-never-shown"
 
-# Two files written by MySQL's own mysql_config_editor, published as test data of
-# github.com/dolmen-go/mylogin (Apache-2.0): testdata/1.cnf and testdata/padding16.cnf
-# (commit 94a6f805f244b99e997407b8d2cc614f7eaf98dc). The first holds "[client]\n" (one
-# block); the second "[0123456789abc]\n", 16 bytes: a whole block of padding follows.
-MYSQL_CONFIG_EDITOR_SAMPLES = {
-    "[client]\n": "000000001b15041a07061e0b1e0b131708011109131d0f141000000014f29fe95abb6ebb"
-                  "20d36886b44e88e8",
-    "[0123456789abc]\n": "0000000006151107171801051006180615021f1f15031b0b2000000037321db6"
-                         "779ec0d4f4bbbb23282e3d361ce83a439eac9e3443d80a35ecee106f",
-}
-
-
 def encode_login_file(text: str, key20: bytes | None = None) -> bytes:
     """The test's own encoder, the format as mysql_config_editor writes it."""
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
@@ -44,9 +32,30 @@ def encode_login_file(text: str, key20: bytes | None = None) -> bytes:
     return bytes(out)
 
 
-@pytest.mark.parametrize("text", sorted(MYSQL_CONFIG_EDITOR_SAMPLES))
-def test_decodes_files_written_by_mysql_config_editor(text):
-    assert decode_login_file(bytes.fromhex(MYSQL_CONFIG_EDITOR_SAMPLES[text])) == text
+def _openssl_login_file(text: str, key20: bytes) -> bytes:
+    """The file as the documented layout says, its AES done by the openssl command (an
+    implementation other than the one the decoder uses): 4 unused bytes, the 20-byte key,
+    then per line a little-endian length and the line under AES-128-ECB, PKCS#7 padded."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.fail("the openssl command is needed (Debian: apt-get install openssl)")
+    out = bytearray(b"\0\0\0\0" + key20)
+    for line in text.splitlines(keepends=True):
+        ct = subprocess.run(["openssl", "enc", "-aes-128-ecb", "-nosalt",
+                             "-K", fold_key(key20).hex()], input=line.encode(),
+                            capture_output=True, check=True).stdout
+        out += len(ct).to_bytes(4, "little") + ct
+    return bytes(out)
+
+
+@pytest.mark.parametrize("text", ["[client]\n", "[0123456789abc]\n",
+                                  "[db1]\nuser = app\npassword = p\u00e4ss word\n"])
+def test_decodes_a_file_encrypted_by_openssl(text):
+    # "[0123456789abc]\n" is 16 bytes: a whole block of padding follows it
+    key20 = bytes((7 * i + 3) % 256 for i in range(20))
+    assert decode_login_file(_openssl_login_file(text, key20)) == text
 
 
 def test_fold_key():
@@ -119,23 +128,6 @@ def test_precedence_option_file_then_login_path_then_command_line(tmp_path):
     f.write_text("[client]\nuser=dfile\nhost=dhost\n")
     o = resolve_options(defaults_file=str(f), login_path="db1", env={}, home=str(home))
     assert (o.user, o.host, o.password) == ("loginclient", "db1.example", SECRET)
-
-
-def test_mysql_config_editor_if_present(tmp_path):
-    """The real tool, where MySQL's client is installed (MariaDB does not ship it)."""
-    import shutil
-    import subprocess
-
-    tool = shutil.which("mysql_config_editor")
-    if tool is None:
-        pytest.skip("mysql_config_editor not installed (MariaDB does not ship it); the "
-                    "published samples above stand in for it")
-    path = tmp_path / "login.cnf"
-    subprocess.run([tool, "set", "--login-path=db1", "--user=toolmade", "--host=h1"],
-                   env={**os.environ, "MYSQL_TEST_LOGIN_FILE": str(path)}, check=True)
-    o = resolve_options(login_path="db1", env={"MYSQL_TEST_LOGIN_FILE": str(path)},
-                        home=str(tmp_path))
-    assert (o.user, o.host) == ("toolmade", "h1")
 
 
 @pytest.mark.parametrize("value, mode", [("preferred", "PREFERRED"), ("Verify_CA", "VERIFY_CA"),
