@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -495,6 +497,31 @@ def test_cli_datadir_on_missing(tmp_path):
     r = CliRunner().invoke(main, ["lab", "run", "--profile", "samsung-990-pro",
                                   "--datadir-on", str(tmp_path / "nope")])
     assert r.exit_code == 2 and "no such directory" in r.output
+
+
+def _mount_points_of(fs_types):
+    """{fs type: a mount point of it} from this host's mountinfo, for the types asked."""
+    found = {}
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fs, point = right.split()[0], left.split()[4]
+        if fs in fs_types and fs not in found and os.path.isdir(point):
+            found[fs] = point
+    return found
+
+
+def test_cli_datadir_on_pseudo_filesystems():
+    """/proc, /sys, /dev... are refused for what they are, not for an errno of mkdir."""
+    points = _mount_points_of({"proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2"})
+    assert {"proc", "sysfs"} <= set(points), points       # every Linux host has these
+    for fs, point in points.items():
+        r = CliRunner().invoke(main, ["lab", "run", "--profile", "samsung-990-pro",
+                                      "--datadir-on", point])
+        assert r.exit_code == 2, (point, r.output)
+        assert r.stderr.strip() == (
+            f"innoflush: error: --datadir-on {point} is on {fs}, a pseudo-filesystem of "
+            "the kernel, not storage: no place for a datadir; give a directory on the "
+            "storage to test"), r.stderr
 
 
 def test_docker_backend_unavailable(monkeypatch, tmp_path):
