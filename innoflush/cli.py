@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any, NoReturn
 
@@ -43,6 +44,29 @@ def _report_click_error(exc: click.ClickException, ctx: click.Context) -> NoRetu
         path = _command_path(exc.ctx or ctx)
         _fail(f"{_one_line(exc.format_message())} (see '{path} --help')", EXIT_USAGE)
     _fail(_one_line(exc.format_message()), exc.exit_code)
+
+
+class _FiniteFloat(click.ParamType):
+    """click's FLOAT without nan and inf: no option means "not a number" seconds or µs,
+    and either slips past a `value <= 0` check into the simulator."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+def _finite_floats(command: click.Command) -> None:
+    """Every plain float option of command and its subcommands refuses nan and inf."""
+    for param in command.params:
+        if type(param.type) is click.types.FloatParamType:
+            param.type = _FiniteFloat()
+    for sub in getattr(command, "commands", {}).values():
+        _finite_floats(sub)
 
 
 class _Group(click.Group):
@@ -99,6 +123,7 @@ def _register() -> None:
     main.add_command(profiles_group)
     main.add_command(simulate_command)
     main.add_command(tps_command)
+    _finite_floats(main)
 
 
 _register()
