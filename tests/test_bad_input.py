@@ -180,6 +180,8 @@ ROWS = [
      "unknown workload 'nope'"),
     ("advise-bad-durability", ["advise", "--durability", "loose"], 2,
      "'loose' is not one of 'strict', 'relaxed'"),
+    ("advise-missing-defaults-file", ["advise", "--defaults-file", "{cwd}/none.cnf"], 2,
+     "no such option file"),
     pytest.param(
         "advise-zero-connect-timeout", ["advise", "--port", "{port}", "--connect-timeout", "0"],
         2, "connect-timeout",
@@ -187,6 +189,10 @@ ROWS = [
     # ---- lab ----
     ("lab-run-bad-backend", ["lab", "run", "--backend", "podman"], 2,
      "'podman' is not one of 'local', 'docker'"),
+    ("lab-run-basedir-is-a-file", ["lab", "run", "--basedir", "{inputs}/good.json"], 2,
+     "is a file (see 'innoflush lab run --help')"),
+    ("lab-validate-markdown-no-dir", ["lab", "validate", "--markdown", "{cwd}/no/dir/r.md"],
+     2, "--markdown"),
     ("lab-run-zero-connections", ["lab", "run", *SP, "--connections", "0"], 2,
      "--connections 0"),
     ("lab-run-nan-duration", ["lab", "run", *SP, "--duration", "nan"], 2,
@@ -363,6 +369,15 @@ def test_help_and_version_still_exit_0(sandbox):
         assert r.returncode == 0 and r.stderr == "", (args, r.stderr)
         assert r.stdout.startswith("Usage: innoflush" if "--version" not in args
                                    else "innoflush, version"), (args, r.stdout[:80])
+
+
+def test_end_of_input_at_a_prompt_is_an_interruption(sandbox):
+    """click's Abort (Ctrl-C or end of input at a prompt) ends as Ctrl-C does: one line,
+    exit 130."""
+    r = _run(["advise", "--ask-password", "--port", str(_free_port())], sandbox)
+    assert r.returncode == 130, r.stderr
+    assert r.stderr.splitlines()[-1] == "innoflush: interrupted"
+    assert "Traceback" not in r.stderr and r.stdout == ""
 
 
 @pytest.mark.server
