@@ -41,7 +41,8 @@ def parse_list(text: str, convert=str) -> list:
         try:
             out.append(convert(item))
         except (ValueError, TypeError) as exc:
-            raise UsageError(f"bad list item {item!r} in {text!r}: {exc}") from None
+            why = "not a whole number" if convert is int else exc
+            raise UsageError(f"bad list item {item!r} in {text!r}: {why}") from None
     return out
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -497,6 +499,31 @@ def test_cli_datadir_on_missing(tmp_path):
     assert r.exit_code == 2 and "no such directory" in r.output
 
 
+def _mount_points_of(fs_types):
+    """{fs type: a mount point of it} from this host's mountinfo, for the types asked."""
+    found = {}
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fs, point = right.split()[0], left.split()[4]
+        if fs in fs_types and fs not in found and os.path.isdir(point):
+            found[fs] = point
+    return found
+
+
+def test_cli_datadir_on_pseudo_filesystems():
+    """/proc, /sys, /dev... are refused for what they are, not for an errno of mkdir."""
+    points = _mount_points_of({"proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2"})
+    assert {"proc", "sysfs"} <= set(points), points       # every Linux host has these
+    for fs, point in points.items():
+        r = CliRunner().invoke(main, ["lab", "run", "--profile", "samsung-990-pro",
+                                      "--datadir-on", point])
+        assert r.exit_code == 2, (point, r.output)
+        assert r.stderr.strip() == (
+            f"innoflush: error: --datadir-on {point} is on {fs}, a pseudo-filesystem of "
+            "the kernel, not storage: no place for a datadir; give a directory on the "
+            "storage to test"), r.stderr
+
+
 def test_docker_backend_unavailable(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setitem(sys.modules, "innoflush.lab.docker_backend", None)  # import fails
@@ -612,3 +639,26 @@ def test_start_state_from_mariadb_and_mysql_status():
         {"checkpoint_age": 4000, "dirty_pages": 7}
     assert start_state({"Innodb_buffer_pool_pages_dirty": 7}) is None
     assert start_state({"Innodb_checkpoint_age": "x", "Innodb_buffer_pool_pages_dirty": 7}) is None
+
+
+def test_log_excerpt_puts_the_error_lines_first():
+    from innoflush.lab.local import QUOTED_LOG_LINES, log_excerpt
+
+    mariadb = ("2026-11-25 19:35:00 0 [Note] InnoDB: Using io_uring\n"
+               + "2026-11-25 19:35:00 0 [Note] InnoDB: a note\n" * 40
+               + "2026-11-25 19:35:00 0 [ERROR] /usr/sbin/mariadbd: unknown option '--garbage'\n"
+               "2026-11-25 19:35:00 0 [ERROR] Aborting\n")
+    assert log_excerpt(mariadb) == ["[ERROR] /usr/sbin/mariadbd: unknown option '--garbage'",
+                                    "[ERROR] Aborting"]
+    mysql = ("2026-11-25T19:35:00.1Z 0 [System] [MY-010116] [Server] starting\n"
+             "2026-11-25T19:35:00.2Z 0 [ERROR] [MY-000067] [Server] unknown variable "
+             "'garbage'.\n" * 9)
+    got = log_excerpt(mysql)
+    assert len(got) == QUOTED_LOG_LINES
+    assert got[0] == "[ERROR] [MY-000067] [Server] unknown variable 'garbage'."
+    # no [ERROR] line: the last lines, each cut to a readable length
+    notes = "\n".join(f"line {i} " + "x" * 500 for i in range(10))
+    got = log_excerpt(notes)
+    assert [g.split()[1] for g in got] == ["5", "6", "7", "8", "9"]
+    assert all(len(g) <= 200 and g.endswith("...") for g in got)
+    assert log_excerpt("\n\n") == []

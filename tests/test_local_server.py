@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -51,10 +52,19 @@ def test_bad_option_fails_with_the_error_log(server_binaries, tmp_path):
                                               innodb_buffer_pool_size="32M"))
     with pytest.raises(ServerError) as info:
         srv.start()
-    msg = str(info.value)
-    assert "exited" in msg or "did not accept" in msg
-    assert "bogus_method" in msg or "innodb" in msg.lower()   # the tail of its error log
-    assert "\n" not in msg
+    first, *quoted, where = str(info.value).splitlines()
+    assert first.endswith("; its error log says:")
+    assert "exited" in first or "did not accept" in first
+    # the log's [ERROR] lines, the cause among them, quoted short and indented
+    assert 1 <= len(quoted) <= 5 and all(q.startswith("    [ERROR]") for q in quoted)
+    assert any("bogus_method" in q for q in quoted), quoted
+    # the whole log kept outside the removed work directory
+    kept = Path(where.removeprefix("  full log: "))
+    try:
+        assert where.startswith("  full log: ") and not kept.is_relative_to(tmp_path)
+        assert "bogus_method" in kept.read_text() and "[Note]" in kept.read_text()
+    finally:
+        kept.unlink(missing_ok=True)
     assert not srv.is_running()
 
 

@@ -220,7 +220,7 @@ def test_not_writable_for_non_root(tmp_path, monkeypatch):
     (["--sizes", "lots"], "not a size"),
     (["--ops", "fsync,flush"], "unknown op"),
     (["--jobs", "0"], "--jobs"),
-    (["--jobs", "x"], "bad list item"),
+    (["--jobs", "x"], "--jobs: not a whole number"),
     (["--duration", "0"], "--duration"),
     (["--count", "0"], "--count"),
     (["--sizes", "2M", "--file-size", "1M"], "larger than"),
@@ -272,6 +272,48 @@ def test_o_direct_refused_on_write(tmp_path, monkeypatch):
     r = run(tmp_path, *SMALL, "--ops", "fdatasync", "--direct", "both", "--count", 10)
     assert r.exit_code == 0, r.output
     assert "n/a*" in r.stdout and "refuses O_DIRECT writes" in r.stdout
+    assert_empty(tmp_path)
+
+
+def test_o_direct_refused_and_nothing_else_asked_is_an_error(tmp_path, monkeypatch):
+    real_open = probe._open_file
+
+    def refuse_direct(path, flags, *mode):
+        if flags & os.O_DIRECT:
+            raise OSError(errno.EINVAL, "Invalid argument")
+        return real_open(path, flags, *mode)
+
+    monkeypatch.setattr(probe, "_open_file", refuse_direct)
+    err = one_line_error(run(tmp_path, *SMALL, "--ops", "fsync", "--direct", "on",
+                             "--count", 10, "--save", "never-saved"))
+    assert "no test to run" in err and "does not support it" in err
+    assert_empty(tmp_path)
+
+
+def test_every_test_skipped_is_an_error(tmp_path, monkeypatch):
+    real_pwrite = probe._pwrite
+
+    def refuse_large_direct(fd, data, offset):
+        # the one-block check of O_DIRECT passes; every 16k test's writes fail
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT and len(data) > probe.ALIGN:
+            raise OSError(errno.EINVAL, "Invalid argument")
+        return real_pwrite(fd, data, offset)
+
+    monkeypatch.setattr(probe, "_pwrite", refuse_large_direct)
+    err = one_line_error(run(tmp_path, *SMALL, "--ops", "fsync,dsync", "--direct", "on",
+                             "--count", 10))
+    assert "no test could run" in err and "refuses O_DIRECT writes" in err
+    assert_empty(tmp_path)
+
+
+def test_o_direct_with_unaligned_sizes_only_is_refused_before_any_file(tmp_path):
+    err = one_line_error(run(tmp_path, "--sizes", "1k,6k", "--direct", "on", "--count", 5))
+    assert "no test to run" in err and "1k, 6k are not" in err
+    assert_empty(tmp_path)
+    # with buffered tests beside them the unaligned O_DIRECT ones are skipped, not refused
+    r = run(tmp_path, "--sizes", "1k", "--file-size", "1M", "--ops", "fsync", "--count", 5)
+    assert r.exit_code == 0, r.output
+    assert "n/a*" in r.stdout
     assert_empty(tmp_path)
 
 

@@ -235,3 +235,21 @@ def test_export_refuses_to_overwrite(home, tmp_path):
 
 def test_export_unknown(home):
     fails("export", "nope", message="unknown profile 'nope'")
+
+
+def test_a_stored_profile_out_of_range_is_skipped_by_list_and_refused_elsewhere(home):
+    """A profile saved before the range check (1e300 ns) no longer widens the list to
+    hundreds of columns: list warns and skips it, show and simulate refuse it."""
+    d = load_builtin("samsung-990-pro").to_dict()
+    d["name"] = "old-typo"
+    t = next(t for t in d["tests"] if "sync" in t)
+    t["sync"]["mean_ns"] = 1e300
+    (home / "profiles").mkdir(parents=True)
+    (home / "profiles" / "old-typo.json").write_text(json.dumps(d))
+    res = ok("list")
+    assert "skipping user profile" in res.stderr and "1e+300 ns" in res.stderr
+    assert "old-typo" not in res.stdout
+    assert max(len(line) for line in res.stdout.splitlines()) < 200
+    fails("show", "old-typo", message="mean_ns is 1e+300 ns; it must be > 0")
+    r = CliRunner().invoke(main, ["tps", "--profile", "old-typo", "--no-check"])
+    assert r.exit_code == 2 and "1e+300 ns" in r.stderr and r.stdout == ""

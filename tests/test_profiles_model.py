@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import numpy as np
 import pytest
@@ -246,3 +247,43 @@ def test_resolve_prefers_the_mode_for_writes_and_the_operation_for_syncs():
     # a buffered fdatasync: the O_DIRECT fdatasync, not the buffered fsync
     s, note = p.resolve("sync", "fdatasync", 16384, direct=False)
     assert s.mean_ns == 400e3 and "other mode" in note
+
+
+def _one_figure(test: int, component: str, key: str, value) -> dict:
+    d = valid_dict()
+    d["tests"][test][component][key] = value
+    if key != "mean_ns":      # the quantiles stay in order around the changed one
+        for k in ("min_ns", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "max_ns"):
+            if k in d["tests"][test][component]:
+                d["tests"][test][component][k] = value
+    return d
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("mean_ns", 0, "tests[1].sync.mean_ns is 0 ns; it must be > 0 and <= 6e+10 ns (60 s)"),
+    ("mean_ns", 1e300, "tests[1].sync.mean_ns is 1e+300 ns"),
+    ("p50_ns", 0.0, "tests[1].sync.min_ns is 0 ns"),        # the first figure out of range
+    ("max_ns", 61e9, "tests[1].sync.min_ns is 6.1e+10 ns"),
+    ("mean_ns", 60e9 + 1, "mean_ns is 6e+10 ns"),
+])
+def test_latency_out_of_range_named_with_its_value_and_range(key, value, message):
+    with pytest.raises(ProfileError, match=re.escape(message)):
+        DeviceProfile.from_dict(_one_figure(1, "sync", key, value), "p")
+
+
+def test_latency_range_bounds_are_inclusive_at_60_s():
+    assert DeviceProfile.from_dict(_one_figure(1, "sync", "max_ns", 60e9), "p")
+    assert DeviceProfile.from_dict(_one_figure(1, "sync", "mean_ns", 60e9), "p")
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("ops_per_s", 0, "tests[0].ops_per_s is 0; it must be > 0 and <= 1e+09"),
+    ("ops_per_s", 1e300, "tests[0].ops_per_s is 1e+300"),
+    ("write_bytes", 2 << 30, "tests[0].write_bytes is 2147483648; it must be <= 1073741824"),
+    ("jobs", 5000, "tests[0].jobs is 5000; it must be <= 4096"),
+])
+def test_test_fields_out_of_range(key, value, message):
+    d = valid_dict()
+    d["tests"][0][key] = value
+    with pytest.raises(ProfileError, match=re.escape(message)):
+        DeviceProfile.from_dict(d, "p")

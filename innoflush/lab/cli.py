@@ -43,8 +43,8 @@ Ctrl-C.
 Exit codes:
   0    done
   2    usage error (bad option, unknown profile, --datadir-on not writable, port in use)
-  1    failure (server did not start: the tail of its error log is shown; workload or
-       backend failure)
+  1    failure (server did not start: its error log's [ERROR] lines follow the error
+       line; workload or backend failure)
   130  interrupted (Ctrl-C): client processes and server stopped, files removed
 """
 

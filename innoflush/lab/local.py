@@ -164,6 +164,48 @@ def tail(path: Path, lines: int = 15) -> str:
     return " | ".join(rows[-lines:]) if rows else "(error log is empty)"
 
 
+# A failed start is reported as one error line, then at most this many lines of the
+# server's log quoted (indented), then where the whole log was kept: the cause (an
+# "[ERROR] unknown option") first, not at the end of a 1,500-character line of notes.
+QUOTED_LOG_LINES = 5
+_QUOTED_LINE_MAX = 200
+_ERROR_MARK = re.compile(r"\[ERROR\]")
+
+
+def log_excerpt(text: str, lines: int = QUOTED_LOG_LINES) -> list[str]:
+    """The log lines that name the cause: its [ERROR] lines from the mark on (the
+    timestamp dropped), else its last lines; each cut to a readable length."""
+    rows = [r.strip() for r in text.splitlines() if r.strip()]
+    errors = [r[m.start():] for r in rows if (m := _ERROR_MARK.search(r))]
+    picked = errors[:lines] if errors else rows[-lines:]
+    return [r if len(r) <= _QUOTED_LINE_MAX else r[:_QUOTED_LINE_MAX - 3] + "..."
+            for r in picked]
+
+
+def start_failure(what: str, log: Path) -> str:
+    """what, the log's excerpt as indented lines, and a copy of the whole log kept in the
+    temporary directory (the work directory holding the log is removed on the way out)."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return f"{what} (it wrote no error log)"
+    quoted = log_excerpt(text)
+    if not quoted:
+        return f"{what} (its error log is empty)"
+    try:
+        fd, kept = tempfile.mkstemp(prefix="innoflush-server-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        where = f"  full log: {kept}"
+    except OSError as exc:
+        where = f"  (the full log could not be kept: {exc.strerror or exc})"
+    return "\n".join([f"{what}; its error log says:", *(f"    {r}" for r in quoted), where])
+
+
+class _StartFailed(ServerError):
+    """A start attempt failed; start() decides whether to retry or to report it."""
+
+
 class LocalServer:
     """One server process on a fresh datadir under ``workdir``; stop() is idempotent."""
 
@@ -254,7 +296,8 @@ class LocalServer:
         except OSError as exc:
             raise ServerError(f"cannot run {cmd[0]}: {exc}") from None
         if rc != 0:
-            raise ServerError(f"initialising the datadir failed (exit {rc}): {tail(log)}")
+            raise ServerError(start_failure(f"initialising the datadir failed (exit {rc})",
+                                            log))
 
     def command(self) -> list[str]:
         b = self.binaries
@@ -289,15 +332,13 @@ class LocalServer:
                     self._launch()
                     self._wait_ready()
                     return self
-                except ServerError:
+                except _StartFailed as exc:
                     in_use = "already in use" in tail(self.error_log, 40).lower()
                     self._terminate()
                     if not in_use or attempt == attempts - 1:
-                        if in_use:
-                            raise ServerError(f"port {self.port} on {self.HOST} is in use "
-                                              f"(server log: {tail(self.error_log, 5)})") \
-                                from None
-                        raise
+                        what = f"port {self.port} on {self.HOST} is in use" if in_use \
+                            else str(exc)
+                        raise ServerError(start_failure(what, self.error_log)) from None
         except BaseException:
             self.stop()
             raise
@@ -320,8 +361,8 @@ class LocalServer:
         last = ""
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise ServerError(f"the server exited with code {self.proc.returncode} while "
-                                  f"starting: {tail(self.error_log)}")
+                raise _StartFailed(f"the server exited with code {self.proc.returncode} "
+                                   "while starting")
             try:
                 # read/write timeouts too: connect_timeout does not cover waiting for
                 # the greeting of something else that took the port
@@ -333,8 +374,8 @@ class LocalServer:
             except pymysql.err.MySQLError as exc:
                 last = str(exc)
             time.sleep(0.1)
-        raise ServerError(f"the server did not accept connections within "
-                          f"{self.start_timeout_s:.0f} s ({last}): {tail(self.error_log)}")
+        raise _StartFailed(f"the server did not accept connections within "
+                           f"{self.start_timeout_s:.0f} s ({last})")
 
     # ---- use -------------------------------------------------------------------------
     def connect(self, user: str = "root", password: str = "", **kw):

@@ -47,6 +47,7 @@ from ..live.facts import filesystem_of, gather_facts
 from ..live.procfs import machine_cpu, proc_cpu_seconds, schedstat, thread_cpu
 from ..live.sampling import interval_between, observe, start_state
 from ..measure import TestSpec, measure_profile, quick_tests
+from ..measure.facts import PSEUDO_FS
 from ..measure.run import QUICK_DURATION_S
 from ..profiles import load_profile
 from ..simulator.workload_profile import WorkloadProfile, load_workload
@@ -443,6 +444,13 @@ def make_base_dir(datadir_on: str | None) -> Path:
         raise UsageError(f"--datadir-on {parent}: no such directory")
     if not parent.is_dir():
         raise UsageError(f"--datadir-on {parent}: not a directory")
+    fs = filesystem_of(str(parent))
+    if fs in PSEUDO_FS:
+        # /proc, /sys, /dev, cgroup...: the kernel's views, where mkdir fails with a
+        # misleading errno (ENOENT on /proc); say what the place is instead
+        raise UsageError(f"--datadir-on {parent} is on {fs}, a pseudo-filesystem of the "
+                         "kernel, not storage: no place for a datadir; give a directory on "
+                         "the storage to test")
     try:
         return Path(tempfile.mkdtemp(prefix="innoflush-lab-", dir=parent))
     except OSError as exc:

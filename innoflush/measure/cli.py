@@ -47,7 +47,18 @@ class _Progress:
 
 
 def _int(text: str) -> int:
-    return int(text)
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"not a whole number: {text!r}") from None
+
+
+def _option(name: str, parse, *args):
+    """parse(*args), its error prefixed with the option it is about."""
+    try:
+        return parse(*args)
+    except UsageError as exc:
+        raise UsageError(f"{name}: {exc}") from None
 
 
 @click.command("measure")
@@ -97,13 +108,14 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
         specs = quick_tests()
     else:
         specs = plan_tests(
-            parse_list(sizes, parse_size) if sizes else (4096, 16384, 2 * 1024 * 1024),
+            _option("--sizes", parse_list, sizes, parse_size) if sizes
+            else (4096, 16384, 2 * 1024 * 1024),
             parse_list(ops) if ops else OPS,
             direct or "both",
-            parse_list(jobs, _int) if jobs else (1,))
+            _option("--jobs", parse_list, jobs, _int) if jobs else (1,))
     if count is None and duration is None:
         duration = QUICK_DURATION_S if quick else DEFAULT_DURATION_S
-    fsize = parse_size(file_size) if file_size else DEFAULT_FILE_SIZE
+    fsize = _option("--file-size", parse_size, file_size) if file_size else DEFAULT_FILE_SIZE
 
     if save_name is not None:
         if not NAME_RE.match(save_name):

@@ -83,6 +83,14 @@ def _validate(specs: list[TestSpec], duration_s: float | None, count: int | None
         if s.write_bytes > file_size:
             raise UsageError(f"write size {format_size(s.write_bytes)} is larger than "
                              f"--file-size {format_size(file_size)}")
+    # an O_DIRECT test of a size the probe cannot align is skipped; a plan of nothing
+    # else would measure nothing, so it is refused before any file is created
+    if all(s.direct and s.write_bytes % probe.ALIGN for s in specs):
+        sizes = ", ".join(sorted({format_size(s.write_bytes) for s in specs}))
+        raise UsageError(f"no test to run: O_DIRECT needs write sizes that are multiples of "
+                         f"{probe.ALIGN} bytes, and {sizes} {'are' if ',' in sizes else 'is'} not; "
+                         "give such --sizes or "
+                         "--direct off/both")
 
 
 def measure(path: str, *, sizes: Iterable[int] = DEFAULT_SIZES, ops: Iterable[str] = OPS,
@@ -98,6 +106,9 @@ def measure(path: str, *, sizes: Iterable[int] = DEFAULT_SIZES, ops: Iterable[st
     Raises UsageError for bad input (exit 2) and InnoflushError for failures.
     """
     specs = list(tests) if tests is not None else plan_tests(sizes, ops, direct, jobs)
+    if file_size < probe.ALIGN:
+        raise UsageError(f"--file-size must be at least {format_size(probe.ALIGN)}, "
+                         f"got {format_size(file_size)}")
     file_size = (int(file_size) // probe.ALIGN) * probe.ALIGN
     _validate(specs, duration_s, count, warmup_ops, file_size, engine)
     real = probe.check_directory(path)
@@ -126,6 +137,9 @@ def measure(path: str, *, sizes: Iterable[int] = DEFAULT_SIZES, ops: Iterable[st
         files.create()
         supported, reason = files.check_o_direct()
         facts["o_direct"] = {"supported": supported, "reason": reason}
+        if not supported and all(s.direct for s in specs):
+            raise UsageError(f"no test to run: every test is O_DIRECT and {path} does not "
+                             f"support it ({reason}); use --direct off or both")
         if not supported and any(s.direct for s in specs):
             warnings.append(f"O_DIRECT is not supported here ({reason}): the O_DIRECT tests "
                             "were skipped, the buffered ones ran")
@@ -141,6 +155,10 @@ def measure(path: str, *, sizes: Iterable[int] = DEFAULT_SIZES, ops: Iterable[st
             else:
                 results.append(probe.run_builtin_test(files, spec, duration_s, count,
                                                       warmup_ops))
+        if all(r.unsupported for r in results):
+            # raised inside the with: the probe files are removed first
+            reasons = "; ".join(dict.fromkeys(r.unsupported or "" for r in results))
+            raise UsageError(f"no test could run under {path}: {reasons}")
     if files.leftovers:
         warnings.append("could not remove " + ", ".join(files.leftovers))
 

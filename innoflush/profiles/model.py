@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import ProfileError
 from ..jsonfile import parse_json, read_json
-from ..stats import SHAPE_MEAN_ONLY, LatencySummary
+from ..stats import QUANTILE_FIELDS, SHAPE_MEAN_ONLY, LatencySummary
 
 SCHEMA = "innoflush.device-profile/1"
 OPS = ("none", "fsync", "fdatasync", "dsync")
@@ -24,6 +24,15 @@ COMPONENTS = ("write", "sync", "total")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
 PROVENANCE_KINDS = ("published", "measured", "derived")
 TOP_KEYS = {"schema", "name", "title", "provenance", "device", "plp_verdict", "tests"}
+
+# Sane bounds for what a profile may say, so that a typo (1e300 ns, 0 ns) is refused where
+# the profile is read instead of turning into a 900-column table or a division by zero.
+# A minute per write or sync is far beyond any device a database runs on (a stalled HDD
+# takes a few seconds), yet leaves room for the worst outlier a measurement can record.
+MAX_LATENCY_NS = 60e9
+MAX_OPS_PER_S = 1e9          # one completed write or sync per nanosecond
+MAX_WRITE_BYTES = 1 << 30    # 1 GiB in one write call
+MAX_JOBS = 4096
 
 
 @dataclass(frozen=True)
@@ -95,19 +104,26 @@ class ProfileTest:
             raise ProfileError(f"{where}: write_bytes and jobs must be integers") from None
         if size <= 0 or jobs <= 0:
             raise ProfileError(f"{where}: write_bytes and jobs must be positive")
+        if size > MAX_WRITE_BYTES:
+            raise ProfileError(f"{where}.write_bytes is {size}; it must be <= {MAX_WRITE_BYTES}")
+        if jobs > MAX_JOBS:
+            raise ProfileError(f"{where}.jobs is {jobs}; it must be <= {MAX_JOBS}")
         if not isinstance(d.get("direct"), bool):
             raise ProfileError(f"{where}: direct must be true or false")
         comps = {c: LatencySummary.from_dict(d[c], f"{where}.{c}") for c in COMPONENTS if c in d}
         if not comps:
             raise ProfileError(f"{where}: no write, sync or total distribution")
+        for c, summary in comps.items():
+            _check_latency_range(summary, f"{where}.{c}")
         ops = d.get("ops_per_s")
         if ops is not None:
             try:
                 ops = float(ops)
             except (TypeError, ValueError):
                 raise ProfileError(f"{where}: ops_per_s is not a number") from None
-            if not math.isfinite(ops) or ops < 0:
-                raise ProfileError(f"{where}: ops_per_s must be a finite number >= 0")
+            if not (math.isfinite(ops) and 0 < ops <= MAX_OPS_PER_S):
+                raise ProfileError(f"{where}.ops_per_s is {ops:.4g}; it must be > 0 and "
+                                   f"<= {MAX_OPS_PER_S:.0e}")
         return cls(op=op, write_bytes=size, direct=d["direct"], jobs=jobs, ops_per_s=ops,
                    source=str(d.get("source", "measured")), note=str(d.get("note", "")),
                    **comps)
@@ -269,6 +285,20 @@ class DeviceProfile:
     @classmethod
     def load(cls, path: str | Path) -> DeviceProfile:
         return cls.from_dict(read_json(path), str(path))
+
+
+def _check_latency_range(summary: LatencySummary, where: str) -> None:
+    """Every figure of a write, sync or total distribution in (0, MAX_LATENCY_NS].
+
+    LatencySummary.from_dict has checked that they are finite, >= 0 and that the
+    quantiles do not decrease; a device profile also needs them above zero (the
+    simulator divides by them) and below a bound no real device reaches.
+    """
+    for name in ("mean_ns", *(q for q, _p in QUANTILE_FIELDS)):
+        value = getattr(summary, name)
+        if value is not None and not 0 < value <= MAX_LATENCY_NS:
+            raise ProfileError(f"{where}.{name} is {value:.4g} ns; it must be > 0 and "
+                               f"<= {MAX_LATENCY_NS:.0e} ns ({MAX_LATENCY_NS / 1e9:.0f} s)")
 
 
 def _interpolate(a: LatencySummary, b: LatencySummary, t: float) -> LatencySummary:

@@ -12,7 +12,7 @@ from tabulate import tabulate
 
 from ..errors import UsageError
 from ..profiles import load_profile
-from ..units import parse_list, parse_size
+from ..units import format_size, parse_list, parse_size
 from .config import ServerConfig, Workload
 from .flavors import FLAVORS
 from .sweep import combinations, run_sweep
@@ -49,6 +49,7 @@ def with_overrides(wl: Workload, overrides: dict) -> Workload:
     transaction whatever the commit does (the profile's CPU of a transaction whose commit
     sleeps goes), and the client CPU a profile counts is part of a --client-us, so at
     most that."""
+    _check_overrides(overrides)
     fields = {**wl.to_dict(), **overrides}
     if "cpu_us_per_trx" in overrides:
         fields["cpu_us_per_trx_sleeping"] = 0.0
@@ -88,6 +89,34 @@ _OPTION_OF = {"cpu_us_per_trx": "cpu-us", "client_us_per_trx": "client-us",
               "pages_dirtied_per_trx": "pages-per-trx", "hot_page_share": "hot-page-share",
               "work_cv": "work-cv", "tablespaces": "tablespaces",
               "growth_bytes_per_trx": "growth-bytes"}
+
+
+# Bounds on what the command line may set, beyond the model's own checks (>= 0 and the
+# like): past them a value is a typo (1e300 µs), not a transaction, and would print a
+# 400-digit time or simulate for hours. A profile's own values are not bounded here.
+_OVERRIDE_MAX = {"cpu_us_per_trx": 60e6, "client_us_per_trx": 60e6,      # 60 s
+                 "redo_bytes_per_trx": 1 << 30, "binlog_bytes_per_trx": 1 << 30,
+                 "pages_dirtied_per_trx": 1e6, "tablespaces": 100_000,
+                 "growth_bytes_per_trx": 1 << 30}
+MAX_CONNECTIONS = 4096
+
+
+def _check_overrides(overrides: dict) -> None:
+    for key, value in overrides.items():
+        top = _OVERRIDE_MAX.get(key)
+        if top is not None and value > top:
+            shown = (format_size(value) if isinstance(value, int) else f"{value:g}",
+                     format_size(int(top)) if "bytes" in key else f"{top:g}")
+            raise UsageError(f"--{_OPTION_OF[key]} {shown[0]} is out of range: at most "
+                             f"{shown[1]}")
+
+
+def _connections(text: str) -> list[int]:
+    counts = parse_list(text, int)
+    if not all(1 <= n <= MAX_CONNECTIONS for n in counts):
+        raise UsageError(f"--connections {text}: each must be between 1 and "
+                         f"{MAX_CONNECTIONS}")
+    return counts
 
 
 def _progress(enabled: bool):
@@ -261,7 +290,7 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
     cases = combinations(
         base, workload, parse_list(flush_method),
         parse_list(trx_commit, int), parse_list(sync_binlog, int) if log_bin else [0],
-        parse_list(connections, int))
+        _connections(connections))
     cases = calibrated_cases(cases, wprofile, overrides)
     source = source_line(wprofile, overrides)
     show = _progress(sys.stderr.isatty() and not (as_json or as_csv) and len(cases) > 1)
