@@ -6,7 +6,7 @@ from ..live.facts import filesystem_of, gather_facts, local_datadir, same_filesy
 from ..live.sampling import combine, observe
 from ..live.workload import measure_workload, redo_syncs_known
 from .candidates import candidate_changes, mark_advised
-from .device import device_from_profile
+from .device import device_from_profile, reconcile_with_sys
 from .fit import fit_workload, workload_from_profile
 from .predict import Predictor, changes_key, predict_findings
 from .report import build_report
@@ -63,6 +63,11 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
     device = None
     if profile is not None:
         device = device_from_profile(profile)
+        if datadir:   # the profile against what /sys says of the datadir's disk
+            from ..measure.facts import gather_facts as storage_facts
+            mismatch = reconcile_with_sys(device, storage_facts(datadir).get("disks") or [])
+            if mismatch:
+                warnings.append(mismatch)
     elif measure:
         from ..errors import UsageError
 
