@@ -101,6 +101,7 @@ def build_report(*, facts, conn_public: dict, datadir_fs, device, durability: st
             "version_comment": facts.version_comment, "sim_flavor": facts.sim_flavor,
             "role": facts.role, "role_detail": facts.role_detail, "datadir": facts.datadir,
             "datadir_filesystem": datadir_fs, "connection": conn_public,
+            "replication": facts.replication.to_dict() if facts.replication else None,
         },
         "settings": {
             "innodb_flush_method": facts.flush_method,

@@ -63,9 +63,10 @@ WRITE_STATEMENTS = ("Com_insert", "Com_insert_select", "Com_update", "Com_update
 CLOCK = time.monotonic
 SLEEP = time.sleep
 
-# MySQL client errors of a connection that went away: server gone, lost during a query,
-# out of sync after a drop, lost at a packet boundary
-CONNECTION_LOST = (2006, 2013, 2014, 2055)
+# Errors of a connection that went away: client-side (server gone, lost during a query,
+# out of sync after a drop, lost at a packet boundary) and server-side (shutdown in
+# progress; MariaDB's connection killed at shutdown; MySQL 8's disconnect notice)
+CONNECTION_LOST = (2006, 2013, 2014, 2055, 1053, 1927, 4031)
 # after a lost connection, how long to keep trying to reconnect, and how often
 RECONNECT_WINDOW_S = 60.0
 RECONNECT_PAUSE_S = 1.0
@@ -188,14 +189,21 @@ def connection_lost(exc: BaseException) -> bool:
 
 
 def reconnect(open_session: Callable[[], Any], window_s: float,
-              clock: Callable[[], float], sleep: Callable[[float], object]) -> Any | None:
-    """A new session, tried every RECONNECT_PAUSE_S for up to window_s seconds (each try
-    bounded by the connect timeout open_session applies); None when none came."""
+              clock: Callable[[], float], sleep: Callable[[float], object]
+              ) -> tuple[Any, Snapshot] | None:
+    """A new session and its first snapshot, tried every RECONNECT_PAUSE_S for up to
+    window_s seconds (each try bounded by the connect timeout open_session applies);
+    None when none came. A server still shutting down may accept the connection and
+    drop it again: the snapshot is part of the try."""
     deadline = clock() + window_s
     while True:
+        new = None
         try:
-            return open_session()
+            new = open_session()
+            return new, Snapshot(clock(), read_status(new))
         except Exception:  # noqa: BLE001 - the server is still down: try again
+            if new is not None:
+                new.close()
             if clock() + RECONNECT_PAUSE_S >= deadline:
                 return None
             sleep(RECONNECT_PAUSE_S)
@@ -243,13 +251,12 @@ def sample(session: ReadOnlySession, interval_s: float = 10.0, samples: int = 1,
             if open_session is None or not connection_lost(exc):
                 raise
             lost_at = clock()
-            new = reconnect(open_session, window, clock, sleep)
-            if new is None:
+            got = reconnect(open_session, window, clock, sleep)
+            if got is None:
                 raise
-            session = new
+            session, snap = got
             if on_reconnect is not None:
-                on_reconnect(new)
-            snap = Snapshot(clock(), read_status(session))
+                on_reconnect(session)
             out.append(lost_interval(i, prev, snap, snap.t - lost_at, polls))
             prev = snap
             continue
@@ -263,10 +270,14 @@ def lost_interval(index: int, a: Snapshot, b: Snapshot, down_s: float,
     """The interval during which the connection was lost; b: the first snapshot on the
     new connection."""
     ua, ub = a.status.get("Uptime"), b.status.get("Uptime")
-    restarted = ua is not None and ub is not None and ub < ua
+    # restarted: Uptime (whole seconds, rounded down) rose less than the time that passed
+    # less its rounding, or the server has been up no longer than the connection was
+    # lost (so it came up meanwhile; this tells the restart of a server up for seconds)
+    restarted = ua is not None and ub is not None and (
+        ub < ua + (b.t - a.t) - 1.1 or ub <= down_s + 1)
     what = (f"server restarted during interval {index + 1}: lost (Uptime {ua} s -> {ub} s; "
             if restarted else
-            f"connection lost during interval {index + 1}: lost (")
+            f"connection lost during interval {index + 1}: lost (Uptime {ua} s -> {ub} s; ")
     return Interval(index, b.t - a.t, False,
                     what + f"reconnected after {down_s:.1f} s; sampling went on from there)",
                     {}, polls or {}, {k: b.status[k] for k in GAUGES if k in b.status})
