@@ -23,10 +23,11 @@ ROOT_ENV = {"MYSQL_PWD": "", "HOME": "/nonexistent"}
 REPL_USER, REPL_PASSWORD = "repl", "repl-test-only-pw"
 
 
-def advise(server, *args):
+def advise(server, *args, as_json: bool = True):
     r = CliRunner().invoke(
         main, ["advise", "--host", "127.0.0.1", "--port", str(server.port), "--user", "root",
-               "--json", *args], env=ROOT_ENV, catch_exceptions=False)
+               *(["--json"] if as_json else []), *args], env=ROOT_ENV,
+        catch_exceptions=False)
     assert "Traceback" not in r.stderr
     return r
 
@@ -119,6 +120,10 @@ def test_unsafe_stopped_replica_keeps_strict(replica):
     assert "replication threads not both running (IO No, SQL No)" in why
     assert "read_only=OFF" in why
     assert not any("accepted" in n for n in rep["notes"])
+    text = advise(replica, "--interval", "1", as_json=False)
+    assert text.exit_code == 3
+    assert "replication: not shown crash-safe, held to a primary's durability; missing: " \
+        "relay_log_recovery=OFF" in text.stdout
 
 
 def test_crash_safe_running_replica_may_relax(replica, primary):

@@ -165,6 +165,12 @@ def render_text(r: dict) -> str:
     out.append(f"role: {s['role']} ({s['role_detail']}); simulator flavor {s['sim_flavor']}"
                + (f"; datadir {s['datadir']} on {s['datadir_filesystem']}"
                   if s.get("datadir_filesystem") else ""))
+    rep = s.get("replication")
+    if rep:
+        out.append("replication: crash-safe (" + "; ".join(rep["evidence"]) + ")"
+                   if rep["crash_safe"] else
+                   "replication: not shown crash-safe, held to a primary's durability; "
+                   "missing: " + "; ".join(rep["missing"]))
     d = r["device"]
     if d:
         out.append(f"device: {d['title']} [{d['source']} {d['name']}] — class {d['class']}, "
