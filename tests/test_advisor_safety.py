@@ -276,6 +276,20 @@ def test_no_fsync_risk_is_the_flavors(load_fixture):
     assert "still synced" in f.risk and f.recommended == "innodb_doublewrite=fast"
 
 
+def test_no_fsync_dropped_when_its_predicted_gain_is_small(load_fixture):
+    from innoflush.advisor.rules.flush_method import drop_unprofitable_no_fsync
+
+    def pred(pct, span):
+        return {"change": {"tps_pct": pct}, "range": {"tps_pct": span}}
+    for p, dropped in ((pred(0.0, [-0.5, 1.2]), True), (pred(0.5, [0.2, 3.0]), False),
+                       (pred(5.0, None), False), (None, False)):
+        ev = evaluate(build(load_fixture("mysql-8.0"), device=PLP))
+        assert "flush-method.o-direct-no-fsync-on-plp" in ids(ev)
+        assert drop_unprofitable_no_fsync(ev, lambda ch, p=p: p) is dropped
+        assert ("flush-method.o-direct-no-fsync-on-plp" not in ids(ev)) is dropped
+        assert any("+1.2 % TPS at best" in n for n in ev.notes) is dropped
+
+
 # ---- a profile against /sys ---------------------------------------------------------------
 
 def test_sys_write_back_overrides_a_plp_profile(load_fixture):

@@ -11,6 +11,7 @@ from .fit import fit_workload, workload_from_profile
 from .predict import Predictor, changes_key, predict_findings
 from .report import build_report
 from .rules import Context, check_rule_ids, evaluate
+from .rules.flush_method import drop_unprofitable_no_fsync
 
 # Keyword arguments for innoflush.measure.measure_profile; None: its --quick preset.
 MEASURE_KW: dict | None = None
@@ -112,8 +113,13 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
                 predictor = Predictor(fit, fit.profile or profile, seed)
                 for c in cands:
                     c.predicted = predictor.predict(c.changes)
-                combined = predict_findings(ev.findings, predictor, {
-                    changes_key(c.changes): c.predicted for c in cands})
+                known = {changes_key(c.changes): c.predicted for c in cands}
+                if drop_unprofitable_no_fsync(
+                        ev, lambda ch: known.get(changes_key(ch))):
+                    for c in cands:   # advised no more
+                        c.advised, c.finding = False, None
+                    mark_advised(cands, ev.findings)
+                combined = predict_findings(ev.findings, predictor, known)
             else:
                 warnings += [f"cannot predict this workload: {x}" for x in fit.reasons]
                 warnings.append("no effect is predicted: the model does not explain what "

@@ -21,6 +21,10 @@ FAMILY = "flush-method"
 # measure: at trx_commit=2 the total is tiny, so a few data-file syncs are a large share.
 MIN_OTHER_FSYNCS_PER_S = 1.0
 MIN_OTHER_FSYNC_DEVICE_FRACTION = 0.01
+# and, when the effect is predicted, at least this TPS gain at the best end of the
+# predicted range (its own prediction of +0 % must not come with a recommendation)
+MIN_PREDICTED_GAIN_PCT = 2.0
+NO_FSYNC_RULE = "flush-method.o-direct-no-fsync-on-plp"
 # network filesystems (mountinfo's type; fuse.* too): a direct write's semantics there
 # are the client's and the server's, not a local disk's
 NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "glusterfs", "afs")
@@ -516,7 +520,9 @@ ENTRIES: tuple[Rule | Check, ...] = (
                 "that is not tmpfs, ZFS or a network filesystem; and the data-file/"
                 "doublewrite fsyncs beyond the redo syncs are worth removing: at least 1/s, "
                 "and taking at least 1% of the device's time (syncs/s × the profile's fsync "
-                "latency ≥ 10 ms per second).",
+                "latency ≥ 10 ms per second). When effects are predicted, the finding is "
+                "dropped (a note instead) if the predicted TPS gain stays under 2% at the "
+                "best end of the predicted range.",
         recommends="`O_DIRECT_NO_FSYNC` (MariaDB 11: innodb_doublewrite=fast).",
         risk="Relies on the device keeping acknowledged writes across power loss (the "
              "profile's verdict, or /sys where they disagree). MySQL 8.0.14+ still fsyncs "
@@ -526,3 +532,27 @@ ENTRIES: tuple[Rule | Check, ...] = (
         source=MYSQL_MANUAL + "; MySQL storage/innobase/fil/fil0fil.cc "
                "(fil_buffering_disabled); " + MDEV_33545),
 )
+
+
+def drop_unprofitable_no_fsync(ev, prediction_of) -> bool:
+    """After the candidates were predicted: drop the O_DIRECT_NO_FSYNC finding when its
+    predicted TPS gain stays under MIN_PREDICTED_GAIN_PCT at the best end of the range,
+    with a note saying so. prediction_of(changes) -> the prediction, or None. True when
+    it was dropped."""
+    for f in ev.findings:
+        if f.id != NO_FSYNC_RULE:
+            continue
+        pred = prediction_of(f.sim_changes)
+        if not pred:
+            return False
+        span = (pred.get("range") or {}).get("tps_pct") or []
+        best = max([x for x in [*span, pred["change"].get("tps_pct")] if x is not None],
+                   default=None)
+        if best is None or best >= MIN_PREDICTED_GAIN_PCT:
+            return False
+        ev.findings.remove(f)
+        ev.notes.append(f"O_DIRECT_NO_FSYNC would be safe, but its predicted effect is "
+                        f"{best:+.1f} % TPS at best (under {MIN_PREDICTED_GAIN_PCT:g} %): "
+                        "not recommended")
+        return True
+    return False
