@@ -195,6 +195,9 @@ def test_restart_during_interval_2_loses_only_it(own_server, monkeypatch):
     assert ivs[1]["problem"].startswith("server restarted during interval 2: lost")
     assert any(w.startswith("interval 2 ignored: server restarted") for w in rep["warnings"])
     assert rep["observed"]["intervals"] == 2
+    # the server's process restarted: its figures are left out, and the report says so
+    assert any("opened again" in n for n in rep["workload"]["notes"])
+    assert "restarted during the window" in rep["workload"]["server_cpu_us_per_trx"]["detail"]
 
 
 def test_restart_in_every_interval_ends_the_run(own_server, monkeypatch):
