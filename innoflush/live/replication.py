@@ -25,8 +25,8 @@ Sources: MySQL 8.0 Reference Manual, "Handling an Unexpected Halt of a Replica"
 (https://dev.mysql.com/doc/refman/8.0/en/replication-solutions-unexpected-replica-halt.html)
 and "Startup Options for Replication Channels" (relay_log_info_repository deprecated from
 8.0.23, https://dev.mysql.com/doc/refman/8.0/en/channels-startup-options.html); MariaDB
-documentation, "GTID" (crash-safe slave: gtid_slave_pos, Using_Gtid,
-https://mariadb.com/kb/en/gtid/).
+documentation, "mysql.gtid_slave_pos Table" (the replica's GTID position, updated as part
+of each transaction it commits, https://mariadb.com/kb/en/mysqlgtid_slave_pos-table).
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 MYSQL_CRASH_SAFE = ("MySQL 8.0 Reference Manual, Handling an Unexpected Halt of a Replica "
                     "(https://dev.mysql.com/doc/refman/8.0/en/"
                     "replication-solutions-unexpected-replica-halt.html)")
-MARIADB_GTID = "MariaDB documentation, GTID (https://mariadb.com/kb/en/gtid/)"
+MARIADB_GTID = ("MariaDB documentation, mysql.gtid_slave_pos Table "
+                "(https://mariadb.com/kb/en/mysqlgtid_slave_pos-table)")
 
 
 def _on(value: object) -> bool | None:

@@ -5,6 +5,7 @@ trx_commit=2 with its loss window), role-aware (a replica or Galera node may rel
 from __future__ import annotations
 
 from ...live.facts import ServerFacts
+from ...live.replication import MARIADB_GTID, MYSQL_CRASH_SAFE
 from ...live.sampling import WRITE_STATEMENTS
 from ...units import format_ns
 from .model import Change, Check, Context, Rule, dev_name
@@ -18,6 +19,8 @@ TRX_COMMIT_MANUAL = ("MySQL Reference Manual, innodb_flush_log_at_trx_commit "
 SYNC_BINLOG_MANUAL = ("MySQL Reference Manual, sync_binlog "
                       "(https://dev.mysql.com/doc/refman/8.0/en/"
                       "replication-options-binary-log.html#sysvar_sync_binlog)")
+# what makes a replica's exemption (live/replication.py)
+REPLICA_SOURCES = "a replica's crash safety: " + MYSQL_CRASH_SAFE + "; " + MARIADB_GTID
 
 
 def _loss_at_rate(ctx: Context, seconds: float) -> str:
@@ -184,7 +187,7 @@ TRX_COMMIT: tuple[Rule | Check, ...] = (
         recommends="`innodb_flush_log_at_trx_commit = 1` (dynamic: SET GLOBAL).",
         risk="No data at risk: each commit group waits for a redo sync, so commit latency "
              "rises by about one device sync.",
-        source=TRX_COMMIT_MANUAL),
+        source=TRX_COMMIT_MANUAL + "; " + REPLICA_SOURCES),
     Check("trx-commit", "silent", lambda ctx: _relaxed(ctx) and ctx.facts.trx_commit == 2,
           None, "relaxed, and trx_commit=2."),
     Rule(
@@ -271,7 +274,7 @@ SYNC_BINLOG: tuple[Rule | Check, ...] = (
                 "miss them.",
         recommends="`sync_binlog = 1` (dynamic: SET GLOBAL).",
         risk="No data at risk: each commit group waits for one more sync (the binlog file).",
-        source=SYNC_BINLOG_MANUAL),
+        source=SYNC_BINLOG_MANUAL + "; " + REPLICA_SOURCES),
     Check("sync-binlog", "silent", lambda ctx: _relaxed(ctx) and ctx.facts.sync_binlog != 1,
           None, "relaxed, and sync_binlog is not 1."),
     Check("sync-binlog", "note", lambda ctx: _relaxed(ctx) and not _exempt(ctx),
