@@ -63,7 +63,7 @@ class FakeServer:
                     if k not in ("version", "version_comment")]
         if sql.startswith("SELECT VERSION()"):
             return [(self.variables.get("version", ""), self.variables.get("version_comment"))]
-        if sql in ("SHOW REPLICA STATUS", "SHOW SLAVE STATUS"):
+        if sql in ("SHOW REPLICA STATUS", "SHOW SLAVE STATUS", "SHOW ALL SLAVES STATUS"):
             if self.replica_error:
                 raise pymysql.err.OperationalError(*self.replica_error)
             return list(self.fx.get("replica_status", []))

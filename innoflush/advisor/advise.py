@@ -16,11 +16,12 @@ from ..live.sampling import POLLED, combine, interval_between, observe
 from ..live.workload import evidence as workload_evidence
 from ..live.workload import measure_workload, redo_syncs_known
 from .candidates import candidate_changes, mark_advised
-from .device import device_from_profile
+from .device import device_from_profile, reconcile_with_sys
 from .fit import fit_workload, workload_from_profile
 from .predict import Predictor, changes_key, predict_findings
 from .report import build_report
 from .rules import Context, check_rule_ids, evaluate
+from .rules.flush_method import drop_unprofitable_no_fsync
 
 # Keyword arguments for innoflush.measure.measure_profile; None: its --quick preset.
 MEASURE_KW: dict | None = None
@@ -73,6 +74,11 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
     device = None
     if profile is not None:
         device = device_from_profile(profile)
+        if datadir:   # the profile against what /sys says of the datadir's disk
+            from ..measure.facts import gather_facts as storage_facts
+            mismatch = reconcile_with_sys(device, storage_facts(datadir).get("disks") or [])
+            if mismatch:
+                warnings.append(mismatch)
     elif measure:
         from ..errors import UsageError
 
@@ -136,8 +142,13 @@ def _assess(facts, intervals, evidence, *, source: dict, conn_public: dict | Non
                 predictor = Predictor(fit, fit.profile or profile, seed)
                 for c in cands:
                     c.predicted = predictor.predict(c.changes)
-                combined = predict_findings(ev.findings, predictor, {
-                    changes_key(c.changes): c.predicted for c in cands})
+                known = {changes_key(c.changes): c.predicted for c in cands}
+                if drop_unprofitable_no_fsync(
+                        ev, lambda ch: known.get(changes_key(ch))):
+                    for c in cands:   # advised no more
+                        c.advised, c.finding = False, None
+                    mark_advised(cands, ev.findings)
+                combined = predict_findings(ev.findings, predictor, known)
             else:
                 warnings += [f"cannot predict this workload: {x}" for x in fit.reasons]
                 warnings.append("no effect is predicted: the model does not explain what "

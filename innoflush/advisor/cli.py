@@ -29,7 +29,7 @@ Exit codes:
   2    usage or connection error (bad option, unreachable server, access denied,
        missing privilege)
   1    other failure (no InnoDB on the server, server restarted or counters reset
-       in every interval, lost connection)
+       in every interval, lost connection not back within 60 s)
   130  interrupted (Ctrl-C)
 """
 

@@ -69,3 +69,47 @@ def device_from_profile(profile, source: str = "profile") -> DeviceFacts:
         setattr(out, f"{op}_ns", summary.median_ns)
         setattr(out, f"{op}_exact", "not in profile" not in note)
     return out
+
+
+def reconcile_with_sys(device: DeviceFacts, disks: list[dict]) -> str | None:
+    """A profile's write-cache verdict against what /sys says of the disks under the
+    datadir (the server on this host; measure.facts.gather_facts' ``disks``). When they
+    disagree, /sys wins for the safety gate: the device facts are changed in place, and
+    the warning to report is returned (None when they agree, or /sys does not tell).
+
+    Only for a profile (``source == "profile"``): a fresh --measure already read /sys."""
+    if device.source != "profile":
+        return None
+    caches = {d.get("name") or "?": d.get("write_cache") for d in disks}
+    known = {n: c for n, c in caches.items() if c in ("write back", "write through")}
+    if not known:
+        return None
+    names = ", ".join(f"/sys/block/{n}/queue/write_cache" for n in known)
+    said = f"profile {device.name!r} says {device.verdict or 'no verdict'}"
+    if any(c == "write back" for c in known.values()):
+        if device.o_direct_no_fsync_safe or device.verdict in (
+                "non-volatile-cache-or-flush-ignored", "write-through"):
+            device.verdict = "volatile-cache"
+            device.o_direct_no_fsync_safe = False
+            device.reasons.insert(0, f"{names}: write back — the kernel sees a volatile "
+                                     f"write cache on the datadir's disk ({said}; /sys "
+                                     "wins: measure this disk with --measure to judge "
+                                     "it by its flush latency)")
+            return (f"the device profile does not match the datadir's disk: {said}, "
+                    f"{names} says 'write back'; its write cache is treated as volatile "
+                    "(give --measure, or a profile measured on this disk)")
+        return None
+    if device.verdict == "volatile-cache" or device.o_direct_no_fsync_safe is False:
+        virtual = any(_virtual(d) for d in disks)
+        device.verdict = "write-through"
+        device.o_direct_no_fsync_safe = None if virtual else True
+        device.reasons.insert(0, f"{names}: write through — the kernel sees no volatile "
+                                 f"write cache and sends no flushes ({said}; /sys wins)")
+        return (f"the device profile does not match the datadir's disk: {said}, {names} "
+                "says 'write through'; the /sys view is used (give --measure, or a "
+                "profile measured on this disk)")
+    return None
+
+
+def _virtual(disk: dict) -> bool:
+    return bool(disk.get("virtual") or (disk.get("name") or "").startswith(("vd", "xvd")))

@@ -108,6 +108,7 @@ def build_report(*, facts, conn_public: dict, datadir_fs, device, durability: st
             "version_comment": facts.version_comment, "sim_flavor": facts.sim_flavor,
             "role": facts.role, "role_detail": facts.role_detail, "datadir": facts.datadir,
             "datadir_filesystem": datadir_fs, "connection": conn_public,
+            "replication": facts.replication.to_dict() if facts.replication else None,
         },
         "settings": {
             "innodb_flush_method": facts.flush_method,
@@ -191,6 +192,12 @@ def render_text(r: dict) -> str:
     out.append(f"role: {s['role']} ({s['role_detail']}); simulator flavor {s['sim_flavor']}"
                + (f"; datadir {s['datadir']} on {s['datadir_filesystem']}"
                   if s.get("datadir_filesystem") else ""))
+    rep = s.get("replication")
+    if rep:
+        out.append("replication: crash-safe (" + "; ".join(rep["evidence"]) + ")"
+                   if rep["crash_safe"] else
+                   "replication: not shown crash-safe, held to a primary's durability; "
+                   "missing: " + "; ".join(rep["missing"]))
     d = r["device"]
     if d:
         out.append(f"device: {d['title']} [{d['source']} {d['name']}] — class {d['class']}, "

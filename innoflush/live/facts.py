@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import InnoflushError
 from ..measure.facts import mount_facts
+from .replication import ReplicaSafety, replica_safety
 
 if TYPE_CHECKING:
     from .connect import ReadOnlySession
@@ -36,6 +37,9 @@ VARIABLES = (
     "binlog_group_commit_sync_delay", "read_only", "super_read_only", "wsrep_on",
     "wsrep_provider", "have_innodb", "default_storage_engine", "innodb_log_write_ahead_size",
     "hostname", "pid_file",
+    # a replica's crash safety (live/replication.py)
+    "relay_log_recovery", "gtid_mode", "enforce_gtid_consistency", "relay_log_info_repository",
+    "gtid_slave_pos", "gtid_strict_mode",
 )
 
 
@@ -155,6 +159,8 @@ class ServerFacts:
     notes: list[str] = field(default_factory=list)
     # MariaDB's information_schema.SYSTEM_VARIABLES: name -> {enum_values, read_only}
     sysvar_meta: dict = field(default_factory=dict)
+    # a replica's crash-safety evidence (None: not a replica)
+    replication: ReplicaSafety | None = None
 
     @property
     def title(self) -> str:
@@ -210,6 +216,7 @@ class ServerFacts:
 
     def to_dict(self) -> dict:
         d = asdict(self)
+        d["replication"] = self.replication.to_dict() if self.replication else None
         d["version_tuple"] = list(self.version_tuple)
         d["title"] = self.title
         return d
@@ -260,17 +267,17 @@ def facts_from_variables(variables: dict, replica_rows: list[dict] | None = None
     read_only = bool(_on(v.get("read_only")))
     super_ro = bool(_on(v.get("super_read_only")))
     rows = replica_rows or []
+    replication = None
     if galera:
         role, detail = "galera", "Galera cluster node (wsrep_on=ON)"
     elif rows:
-        r = rows[0]
-        src = (r.get("Source_Host") or r.get("Master_Host") or "?")
-        io = r.get("Replica_IO_Running") or r.get("Slave_IO_Running") or "?"
-        sql = r.get("Replica_SQL_Running") or r.get("Slave_SQL_Running") or "?"
+        replication = replica_safety(product, vt, v, rows)
         role = "replica"
-        detail = f"replica of {src} (IO {io}, SQL {sql})"
+        detail = "replica of " + "; ".join(
+            f"{c.source}{' (' + repr(c.name) + ')' if c.name else ''} "
+            f"(IO {c.io_running}, SQL {c.sql_running})" for c in replication.channels)
         if len(rows) > 1:
-            detail += f"; {len(rows)} replication channels"
+            detail += f"; {len(rows)} replication connections"
     elif read_only or super_ro:
         role = "read-only"
         detail = "read_only=ON" + (", super_read_only=ON" if super_ro else "")
@@ -302,7 +309,7 @@ def facts_from_variables(variables: dict, replica_rows: list[dict] | None = None
         read_only=read_only, super_read_only=super_ro, galera=galera, role=role,
         role_detail=detail, replica_status_readable=replica_status_readable,
         variables={k: v[k] for k in VARIABLES if k in v},
-        notes=notes)
+        notes=notes, replication=replication)
 
 
 # ---- reading a live server ------------------------------------------------------------
@@ -319,11 +326,17 @@ def _mysql_error_code(exc: Exception) -> int | None:
     return None
 
 
-def read_replica_status(session: ReadOnlySession) -> tuple[list[dict], bool]:
-    """Rows of SHOW REPLICA STATUS (or SHOW SLAVE STATUS), and whether it was readable."""
+def read_replica_status(session: ReadOnlySession, mariadb: bool = False
+                        ) -> tuple[list[dict], bool]:
+    """Rows of the replica status, one per replication connection, and whether it was
+    readable. MariaDB: SHOW ALL SLAVES STATUS (its named connections; SHOW SLAVE STATUS
+    shows only the default one). MySQL: SHOW REPLICA STATUS (a row per channel), SHOW
+    SLAVE STATUS on servers older than 8.0.22."""
     import pymysql
 
-    for sql in ("SHOW REPLICA STATUS", "SHOW SLAVE STATUS"):
+    order = (("SHOW ALL SLAVES STATUS", "SHOW SLAVE STATUS") if mariadb
+             else ("SHOW REPLICA STATUS", "SHOW SLAVE STATUS"))
+    for sql in order:
         try:
             return session.query_dicts(sql), True
         except pymysql.err.ProgrammingError as exc:
@@ -374,7 +387,9 @@ def read_sysvar_meta(session: ReadOnlySession,
 
 def gather_facts(session: ReadOnlySession) -> ServerFacts:
     variables = read_variables(session)
-    rows, readable = read_replica_status(session)
+    mariadb = detect_product(str(variables.get("version", "")),
+                             str(variables.get("version_comment", "")))[0] == "mariadb"
+    rows, readable = read_replica_status(session, mariadb)
     facts = facts_from_variables(variables, rows, readable)
     if facts.is_mariadb:
         facts.sysvar_meta = read_sysvar_meta(session)

@@ -2,9 +2,10 @@
 
 Counters are cumulative since start-up (or since FLUSH STATUS); the advisor works on
 their *deltas* over ``--interval`` seconds, ``--samples`` times in a row. A server restart
-during an interval (``Uptime`` went down) or a counter reset (``Uptime_since_flush_status``
-went down, or any cumulative counter decreased) makes that interval invalid: it is
-reported and never turned into a negative rate.
+during an interval (``Uptime`` went down, or the connection was lost and came back: the
+interval is "lost" and sampling goes on) or a counter reset (``Uptime_since_flush_status``
+went down or rose less than ``Uptime``, or any cumulative counter decreased) makes that
+interval invalid: it is reported and never turned into a negative rate.
 
 Commits — what is counted, in this order (the first that applies):
 
@@ -61,6 +62,14 @@ WRITE_STATEMENTS = ("Com_insert", "Com_insert_select", "Com_update", "Com_update
 # Resolved at call time, so tests can substitute a fake clock.
 CLOCK = time.monotonic
 SLEEP = time.sleep
+
+# Errors of a connection that went away: client-side (server gone, lost during a query,
+# out of sync after a drop, lost at a packet boundary) and server-side (shutdown in
+# progress; MariaDB's connection killed at shutdown; MySQL 8's disconnect notice)
+CONNECTION_LOST = (2006, 2013, 2014, 2055, 1053, 1927, 4031)
+# after a lost connection, how long to keep trying to reconnect, and how often
+RECONNECT_WINDOW_S = 60.0
+RECONNECT_PAUSE_S = 1.0
 
 _ER_SPECIFIC_ACCESS_DENIED = 1227
 _ER_TABLEACCESS_DENIED = 1142
@@ -139,6 +148,13 @@ def interval_between(index: int, a: Snapshot, b: Snapshot, polls: dict | None = 
     elif ("Uptime_since_flush_status" in sa and "Uptime_since_flush_status" in sb
           and sb["Uptime_since_flush_status"] < sa["Uptime_since_flush_status"]):
         problem = "status counters reset during the interval (FLUSH STATUS)"
+    elif _flushed_between(sa, sb):
+        # a reset soon after a previous one: Uptime_since_flush_status did not go down,
+        # but it rose less than Uptime did (whole seconds each: 1 s of rounding allowed)
+        flushed = sb["Uptime_since_flush_status"] - sa["Uptime_since_flush_status"]
+        problem = ("status counters reset during the interval (FLUSH STATUS): "
+                   f"Uptime_since_flush_status rose {flushed} s while Uptime rose "
+                   f"{sb['Uptime'] - sa['Uptime']} s")
     else:
         down = [k for k in COUNTERS if k in sa and k in sb and sb[k] < sa[k]]
         if down:
@@ -152,13 +168,64 @@ def interval_between(index: int, a: Snapshot, b: Snapshot, polls: dict | None = 
     return Interval(index, seconds, True, None, deltas, polls or {}, end_gauges, gauge_deltas)
 
 
+def _flushed_between(sa: dict, sb: dict) -> bool:
+    names = ("Uptime", "Uptime_since_flush_status")
+    if not all(n in sa and n in sb for n in names):
+        return False
+    rose = sb["Uptime"] - sa["Uptime"]
+    rose_since_flush = sb["Uptime_since_flush_status"] - sa["Uptime_since_flush_status"]
+    return rose_since_flush < rose - 1
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether a query failed because the connection went away (a server restart, a
+    network cut), not because of what was asked."""
+    import pymysql
+
+    if isinstance(exc, pymysql.err.InterfaceError):
+        return True     # the connection was already closed
+    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+    return isinstance(exc, pymysql.err.OperationalError) and code in CONNECTION_LOST
+
+
+def reconnect(open_session: Callable[[], Any], window_s: float,
+              clock: Callable[[], float], sleep: Callable[[float], object]
+              ) -> tuple[Any, Snapshot] | None:
+    """A new session and its first snapshot, tried every RECONNECT_PAUSE_S for up to
+    window_s seconds (each try bounded by the connect timeout open_session applies);
+    None when none came. A server still shutting down may accept the connection and
+    drop it again: the snapshot is part of the try."""
+    deadline = clock() + window_s
+    while True:
+        new = None
+        try:
+            new = open_session()
+            return new, Snapshot(clock(), read_status(new))
+        except Exception:  # noqa: BLE001 - the server is still down: try again
+            if new is not None:
+                new.close()
+            if clock() + RECONNECT_PAUSE_S >= deadline:
+                return None
+            sleep(RECONNECT_PAUSE_S)
+
+
 def sample(session: ReadOnlySession, interval_s: float = 10.0, samples: int = 1,
            poll_s: float = 0.5, clock: Callable[[], float] | None = None,
            sleep: Callable[[float], object] | None = None,
-           progress: Callable[[int, float], object] | None = None) -> list[Interval]:
-    """samples consecutive intervals of interval_s seconds; gauges polled every poll_s."""
+           progress: Callable[[int, float], object] | None = None,
+           open_session: Callable[[], Any] | None = None,
+           on_reconnect: Callable[[Any], object] | None = None,
+           reconnect_window_s: float | None = None) -> list[Interval]:
+    """samples consecutive intervals of interval_s seconds; gauges polled every poll_s.
+
+    When the connection is lost during an interval (the server restarted) and
+    open_session is given, a new session is opened (a few tries, for at most
+    reconnect_window_s), that interval is marked lost, on_reconnect gets the new session,
+    and sampling goes on from a fresh snapshot. Without open_session, or when no
+    connection comes back, the error is raised."""
     clock = clock or CLOCK
     sleep = sleep or SLEEP
+    window = RECONNECT_WINDOW_S if reconnect_window_s is None else reconnect_window_s
     if interval_s < 1:
         raise UsageError(f"--interval must be at least 1 second (got {interval_s:g})")
     if samples < 1:
@@ -168,20 +235,52 @@ def sample(session: ReadOnlySession, interval_s: float = 10.0, samples: int = 1,
     for i in range(samples):
         polls: dict[str, list[int]] = {k: [] for k in POLLED}
         end = prev.t + interval_s
-        while True:
-            now = clock()
-            if now >= end:
-                break
-            sleep(min(poll_s, end - now))
-            if clock() < end - 0.05:
-                for k, val in read_polled(session).items():
-                    polls.setdefault(k, []).append(val)
-            if progress:
-                progress(i, min(1.0, (clock() - prev.t) / interval_s))
-        snap = Snapshot(clock(), read_status(session))
+        try:
+            while True:
+                now = clock()
+                if now >= end:
+                    break
+                sleep(min(poll_s, end - now))
+                if clock() < end - 0.05:
+                    for k, val in read_polled(session).items():
+                        polls.setdefault(k, []).append(val)
+                if progress:
+                    progress(i, min(1.0, (clock() - prev.t) / interval_s))
+            snap = Snapshot(clock(), read_status(session))
+        except Exception as exc:
+            if open_session is None or not connection_lost(exc):
+                raise
+            lost_at = clock()
+            got = reconnect(open_session, window, clock, sleep)
+            if got is None:
+                raise
+            session, snap = got
+            if on_reconnect is not None:
+                on_reconnect(session)
+            out.append(lost_interval(i, prev, snap, snap.t - lost_at, polls))
+            prev = snap
+            continue
         out.append(interval_between(i, prev, snap, polls))
         prev = snap
     return out
+
+
+def lost_interval(index: int, a: Snapshot, b: Snapshot, down_s: float,
+                  polls: dict | None = None) -> Interval:
+    """The interval during which the connection was lost; b: the first snapshot on the
+    new connection."""
+    ua, ub = a.status.get("Uptime"), b.status.get("Uptime")
+    # restarted: Uptime (whole seconds, rounded down) rose less than the time that passed
+    # less its rounding, or the server has been up no longer than the connection was
+    # lost (so it came up meanwhile; this tells the restart of a server up for seconds)
+    restarted = ua is not None and ub is not None and (
+        ub < ua + (b.t - a.t) - 1.1 or ub <= down_s + 1)
+    what = (f"server restarted during interval {index + 1}: lost (Uptime {ua} s -> {ub} s; "
+            if restarted else
+            f"connection lost during interval {index + 1}: lost (Uptime {ua} s -> {ub} s; ")
+    return Interval(index, b.t - a.t, False,
+                    what + f"reconnected after {down_s:.1f} s; sampling went on from there)",
+                    {}, polls or {}, {k: b.status[k] for k in GAUGES if k in b.status})
 
 
 def combine(intervals: list[Interval]) -> Interval:

@@ -230,6 +230,18 @@ class WorkloadProbe:
             ev.wake_cpu_factor = wake_factor(wake, ev.commit_wait_us_per_trx.value)
         return ev
 
+    def reconnected(self, session: Any) -> None:
+        """The status session was replaced after a lost connection (a restart): the
+        server's own counters (performance_schema) and its process (/proc) started
+        again, so their before-and-after figures are not comparable."""
+        own = len(getattr(self.session, "statements", [])) - self._statements0
+        self.session = session
+        self._statements0 = len(getattr(session, "statements", [])) - own
+        self._pfs0 = None
+        self.pid = None
+        self.pid_reason = ("the server restarted during the window: its process's CPU "
+                           "before and after are not comparable")
+
     def abandon(self) -> None:
         if self.sampler is not None:
             self.sampler.stop()
@@ -249,16 +261,31 @@ def measure_workload(session: Any, facts: ServerFacts, *, interval_s: float, sam
     probe = WorkloadProbe(session, facts, open_session, connections, cpu_cores, is_local,
                           period_s=sampling_period(interval_s * samples))
     probe.start()
+    reopened: list[Any] = []   # sessions opened after a lost connection: closed here
+
+    def reconnected(new: Any) -> None:
+        reopened.append(new)
+        probe.reconnected(new)
+
     try:
-        intervals = sample(session, interval_s, samples, progress=progress)
-    except BaseException:
-        probe.abandon()
-        raise
-    if not any(iv.valid for iv in intervals):
-        probe.abandon()
-        return intervals, None
-    ev = probe.finish(combine(intervals))
-    if not all(iv.valid for iv in intervals):
+        try:
+            intervals = sample(session, interval_s, samples, progress=progress,
+                               open_session=open_session, on_reconnect=reconnected)
+        except BaseException:
+            probe.abandon()
+            raise
+        if not any(iv.valid for iv in intervals):
+            probe.abandon()
+            return intervals, None
+        ev = probe.finish(combine(intervals))
+    finally:
+        for s in reopened:
+            s.close()
+    if reopened:
+        ev.notes.append("the connection was lost during the window and opened again (a "
+                        "server restart): performance_schema and /proc figures are left "
+                        "out, the counters cover only the valid intervals")
+    elif not all(iv.valid for iv in intervals):
         ev.notes.append("an interval was invalid (restart or counter reset): the processlist "
                         "and /proc figures cover the whole window, the counters only the "
                         "valid intervals")

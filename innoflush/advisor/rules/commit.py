@@ -5,6 +5,8 @@ trx_commit=2 with its loss window), role-aware (a replica or Galera node may rel
 from __future__ import annotations
 
 from ...live.facts import ServerFacts
+from ...live.replication import MARIADB_GTID, MYSQL_CRASH_SAFE
+from ...live.sampling import WRITE_STATEMENTS
 from ...units import format_ns
 from .model import Change, Check, Context, Rule, dev_name
 
@@ -17,6 +19,8 @@ TRX_COMMIT_MANUAL = ("MySQL Reference Manual, innodb_flush_log_at_trx_commit "
 SYNC_BINLOG_MANUAL = ("MySQL Reference Manual, sync_binlog "
                       "(https://dev.mysql.com/doc/refman/8.0/en/"
                       "replication-options-binary-log.html#sysvar_sync_binlog)")
+# what makes a replica's exemption (live/replication.py)
+REPLICA_SOURCES = "a replica's crash safety: " + MYSQL_CRASH_SAFE + "; " + MARIADB_GTID
 
 
 def _loss_at_rate(ctx: Context, seconds: float) -> str:
@@ -31,9 +35,46 @@ def _role_reason(f: ServerFacts) -> str:
     if f.role == "galera":
         return ("a Galera node: the writesets are held by the other nodes, and a crashed "
                 "node rejoins by IST/SST")
-    return ("a replica: transactions lost in a crash are fetched again from its source "
-            "when the replication position is crash-safe (GTID auto-positioning, "
-            "relay_log_recovery=ON)")
+    shown = "; ".join(f.replication.evidence) if f.replication else ""
+    return ("a crash-safe replica: transactions lost in a crash are fetched again from its "
+            f"source (read: {shown})")
+
+
+def _direct_writes_per_s(ctx: Context) -> float:
+    o = ctx.observed
+    if o is None or not o.seconds:
+        return 0.0
+    return sum(o.deltas.get(k, 0) for k in WRITE_STATEMENTS) / o.seconds
+
+
+def replica_exemption(ctx: Context) -> tuple[bool, list[str]]:
+    """Whether this node may relax the commit syncs because its transactions exist
+    elsewhere, and, for a replica that may not, what evidence is missing. A Galera node
+    may; a replica only when its crash safety was read (live/replication.py) and it took
+    no direct writes while its replication was stopped; a primary never."""
+    f = ctx.facts
+    if f.role == "galera":
+        return True, []
+    if f.role != "replica" or f.replication is None:
+        return False, []
+    missing = list(f.replication.missing)
+    writes = _direct_writes_per_s(ctx)
+    if writes > 0 and not f.replication.threads_running:
+        missing.append(f"{writes:,.1f} write statements/s committed during the interval "
+                       "with replication stopped: direct writes, held by no source")
+    return not missing, missing
+
+
+def _exempt(ctx: Context) -> bool:
+    return replica_exemption(ctx)[0]
+
+
+def _not_exempt_why(ctx: Context) -> list[str]:
+    ok, missing = replica_exemption(ctx)
+    if ok or ctx.facts.role != "replica":
+        return []
+    return ["a replica, but not shown crash-safe, so held to a primary's rule; missing: "
+            + "; ".join(missing)]
 
 
 def _strict(ctx: Context) -> bool:
@@ -60,12 +101,13 @@ def _strict_requires_1(ctx: Context) -> Change:
     tc = f.trx_commit
     what = ("a mysqld crash as well as an OS crash" if tc == 0 else
             "an OS crash or power loss (not a mysqld crash)")
-    window = 1.0 if tc == 0 else f.flush_log_at_timeout
+    # with 0 as with 2 the log is written and synced once per innodb_flush_log_at_timeout
+    window = f.flush_log_at_timeout
     return Change(
         setting="innodb_flush_log_at_trx_commit", current=str(tc), recommended="1",
         why=["--durability strict: every acknowledged commit must survive a crash",
-             f"with {tc}, {what} loses the last ~{window:g} s of commits"
-             + _loss_at_rate(ctx, window)],
+             f"with {tc}, {what} loses the last ~{window:g} s (innodb_flush_log_at_timeout)"
+             " of commits" + _loss_at_rate(ctx, window)] + _not_exempt_why(ctx),
         risk="no data at risk; each commit (group) waits for a redo sync, so commit "
              "latency rises by about one device sync (see the prediction)",
         restart_needed=False, my_cnf=["innodb_flush_log_at_trx_commit = 1"],
@@ -77,9 +119,9 @@ def _relaxed_0_to_2(ctx: Context) -> Change:
     t = ctx.facts.flush_log_at_timeout
     return Change(
         setting="innodb_flush_log_at_trx_commit", current="0", recommended="2",
-        why=["with 0 even a mysqld crash loses ~1 s of commits; 2 writes the redo to the "
-             "OS at each commit, so only an OS crash or power loss loses them, at about "
-             "the same cost"],
+        why=[f"with 0 even a mysqld crash loses ~{t:g} s (innodb_flush_log_at_timeout) of "
+             "commits; 2 writes the redo to the OS at each commit, so only an OS crash or "
+             "power loss loses them, at about the same cost"],
         risk=f"an OS crash or power loss loses up to ~{t:g} s (innodb_flush_log_at_"
              f"timeout) of commits{_loss_at_rate(ctx, t)}",
         restart_needed=False, my_cnf=["innodb_flush_log_at_trx_commit = 2"],
@@ -107,8 +149,9 @@ def _relaxed_allows_2(ctx: Context) -> Change:
     if d and d.fsync_ns:
         why.append(f"{dev_name(ctx)}: a sync costs {format_ns(d.fsync_ns)}, paid by every "
                    "commit group")
-    role = ("" if not f.replica_like else f"; acceptable on {_role_reason(f)}")
-    primary = ("" if f.replica_like or not f.log_bin else
+    exempt = _exempt(ctx)
+    role = ("" if not exempt else f"; acceptable on {_role_reason(f)}")
+    primary = ("" if exempt or not f.log_bin else
                "; on a primary with replicas, replicas may then hold transactions the "
                "primary lost: fail over or rebuild them")
     return Change(
@@ -125,22 +168,26 @@ def _relaxed_allows_2(ctx: Context) -> Change:
 TRX_COMMIT: tuple[Rule | Check, ...] = (
     Check("trx-commit", "silent", lambda ctx: _strict(ctx) and _trx_commit_strict_ok(ctx),
           None, "strict, and trx_commit=1 (or 3 on MariaDB)."),
-    Check("trx-commit", "note", lambda ctx: _strict(ctx) and ctx.facts.replica_like,
+    Check("trx-commit", "note", lambda ctx: _strict(ctx) and _exempt(ctx),
           lambda ctx: (f"innodb_flush_log_at_trx_commit={ctx.facts.trx_commit} accepted on "
                        f"{_role_reason(ctx.facts)}; a primary would need 1 under "
                        "--durability strict"),
-          "strict, another value, on a replica or Galera node (accepted)."),
+          "strict, another value, on a Galera node or a replica shown crash-safe "
+          "(relay_log_recovery=ON, GTID positioning and both replication threads running "
+          "on every connection, MySQL before 8.0.23 relay_log_info_repository=TABLE, "
+          "read_only=ON, and no direct writes while replication is stopped): accepted."),
     Rule(
         id="trx-commit.strict-requires-1", severity="durability",
         setting="innodb_flush_log_at_trx_commit", holds=_strict,
         build=_strict_requires_1,
-        summary="--durability strict on a primary, and innodb_flush_log_at_trx_commit is not 1 "
-                "(nor MariaDB's 3): an OS crash or power loss (with 0, a mysqld crash as "
-                "well) loses the last commits.",
+        summary="--durability strict on a primary (or a replica not shown crash-safe: the "
+                "finding names the missing evidence), and innodb_flush_log_at_trx_commit is "
+                "not 1 (nor MariaDB's 3): an OS crash or power loss (with 0, a mysqld crash "
+                "as well) loses the last innodb_flush_log_at_timeout seconds of commits.",
         recommends="`innodb_flush_log_at_trx_commit = 1` (dynamic: SET GLOBAL).",
         risk="No data at risk: each commit group waits for a redo sync, so commit latency "
              "rises by about one device sync.",
-        source=TRX_COMMIT_MANUAL),
+        source=TRX_COMMIT_MANUAL + "; " + REPLICA_SOURCES),
     Check("trx-commit", "silent", lambda ctx: _relaxed(ctx) and ctx.facts.trx_commit == 2,
           None, "relaxed, and trx_commit=2."),
     Rule(
@@ -149,8 +196,8 @@ TRX_COMMIT: tuple[Rule | Check, ...] = (
         holds=lambda ctx: _relaxed(ctx) and ctx.facts.trx_commit == 0,
         build=_relaxed_0_to_2,
         summary="--durability relaxed and innodb_flush_log_at_trx_commit=0: even a mysqld "
-                "crash loses about a second of commits, where 2 loses them only in an OS "
-                "crash or power loss, at about the same cost.",
+                "crash loses innodb_flush_log_at_timeout seconds of commits, where 2 loses "
+                "them only in an OS crash or power loss, at about the same cost.",
         recommends="`innodb_flush_log_at_trx_commit = 2` (dynamic: SET GLOBAL).",
         risk="An OS crash or power loss still loses up to innodb_flush_log_at_timeout "
              "seconds of commits.",
@@ -189,7 +236,8 @@ def _strict_binlog(ctx: Context) -> Change:
         why=["--durability strict with the binary log on: the binlog must be synced at "
              "each commit group, or after an OS crash it can lack transactions InnoDB "
              "has (replicas and point-in-time recovery miss them)",
-             f"sync_binlog={sb}: an OS crash or power loss loses {loss} of the binlog"],
+             f"sync_binlog={sb}: an OS crash or power loss loses {loss} of the binlog"]
+        + _not_exempt_why(ctx),
         risk="no data at risk; each commit group waits for one more sync (the binlog "
              "file), see the prediction",
         restart_needed=False, my_cnf=["sync_binlog = 1"],
@@ -212,31 +260,37 @@ SYNC_BINLOG: tuple[Rule | Check, ...] = (
           "the binary log is off."),
     Check("sync-binlog", "silent", lambda ctx: _strict(ctx) and ctx.facts.sync_binlog == 1,
           None, "strict, and sync_binlog=1."),
-    Check("sync-binlog", "note", lambda ctx: _strict(ctx) and ctx.facts.replica_like,
+    Check("sync-binlog", "note", lambda ctx: _strict(ctx) and _exempt(ctx),
           lambda ctx: (f"sync_binlog={ctx.facts.sync_binlog} accepted on "
                        f"{_role_reason(ctx.facts)} (if this replica may be promoted, use 1)"),
-          "strict, another value, on a replica or Galera node (accepted)."),
+          "strict, another value, on a Galera node or a replica shown crash-safe "
+          "(accepted)."),
     Rule(
         id="sync-binlog.strict-requires-1", severity="durability", setting="sync_binlog",
         holds=_strict, build=_strict_binlog,
-        summary="--durability strict on a primary with the binary log on, and sync_binlog "
-                "is not 1: after an OS crash the binlog can lack transactions InnoDB has, "
-                "so replicas and point-in-time recovery miss them.",
+        summary="--durability strict on a primary (or a replica not shown crash-safe) with "
+                "the binary log on, and sync_binlog is not 1: after an OS crash the binlog "
+                "can lack transactions InnoDB has, so replicas and point-in-time recovery "
+                "miss them.",
         recommends="`sync_binlog = 1` (dynamic: SET GLOBAL).",
         risk="No data at risk: each commit group waits for one more sync (the binlog file).",
-        source=SYNC_BINLOG_MANUAL),
+        source=SYNC_BINLOG_MANUAL + "; " + REPLICA_SOURCES),
     Check("sync-binlog", "silent", lambda ctx: _relaxed(ctx) and ctx.facts.sync_binlog != 1,
           None, "relaxed, and sync_binlog is not 1."),
-    Check("sync-binlog", "note", lambda ctx: _relaxed(ctx) and not ctx.facts.replica_like,
-          lambda ctx: ("sync_binlog=1 kept under --durability relaxed: on a primary the "
-                       "binary log feeds replicas and point-in-time recovery"),
-          "relaxed on a primary (sync_binlog=1 kept)."),
+    Check("sync-binlog", "note", lambda ctx: _relaxed(ctx) and not _exempt(ctx),
+          lambda ctx: ("sync_binlog=1 kept under --durability relaxed: "
+                       + ("on a primary the binary log feeds replicas and point-in-time "
+                          "recovery" if ctx.facts.role != "replica" else
+                          "a replica not shown crash-safe ("
+                          + "; ".join(replica_exemption(ctx)[1]) + ")")),
+          "relaxed on a primary, or on a replica not shown crash-safe (sync_binlog=1 "
+          "kept)."),
     Rule(
         id="sync-binlog.relaxed-replica-allows-0", severity="performance",
         setting="sync_binlog", holds=_relaxed, build=_relaxed_replica_binlog,
-        summary="--durability relaxed on a replica or Galera node with the binary log on "
-                "and sync_binlog=1: one binlog sync per commit group that the node's role "
-                "does not need.",
+        summary="--durability relaxed on a Galera node or a replica shown crash-safe, with "
+                "the binary log on and sync_binlog=1: one binlog sync per commit group that "
+                "the node's role does not need.",
         recommends="`sync_binlog = 0` (dynamic: SET GLOBAL).",
         risk="An OS crash or power loss can lose the tail of this node's binlog; replicas "
              "chained from it may need re-pointing.",

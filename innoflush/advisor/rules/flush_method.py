@@ -15,10 +15,19 @@ from ...units import format_ns
 from .model import Change, Check, Context, Rule, dev_name
 
 FAMILY = "flush-method"
-# data-file fsyncs are "a visible cost" past these
+# O_DIRECT_NO_FSYNC is worth it when the data-file syncs it removes are a visible cost:
+# at least this many per second, and together at least this share of a second of the
+# device's sync time (syncs/s x the profile's fsync latency). A share of all fsyncs is no
+# measure: at trx_commit=2 the total is tiny, so a few data-file syncs are a large share.
 MIN_OTHER_FSYNCS_PER_S = 1.0
-MIN_OTHER_FSYNC_SHARE = 0.05
 MIN_OTHER_FSYNC_DEVICE_FRACTION = 0.01
+# and, when the effect is predicted, at least this TPS gain at the best end of the
+# predicted range (its own prediction of +0 % must not come with a recommendation)
+MIN_PREDICTED_GAIN_PCT = 2.0
+NO_FSYNC_RULE = "flush-method.o-direct-no-fsync-on-plp"
+# network filesystems (mountinfo's type; fuse.* too): a direct write's semantics there
+# are the client's and the server's, not a local disk's
+NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "glusterfs", "afs")
 
 MYSQL_MANUAL = ("MySQL Reference Manual, innodb_flush_method "
                 "(https://dev.mysql.com/doc/refman/8.0/en/innodb-parameters.html"
@@ -31,7 +40,17 @@ OPENZFS_TUNING = ("OpenZFS documentation, Performance and Tuning: Workload Tunin
                   "MySQL / InnoDB (https://openzfs.github.io/openzfs-docs/"
                   "Performance%20and%20Tuning/Workload%20Tuning.html)")
 MDEV_33545 = ("MDEV-33545 (innodb_doublewrite=fast replaces O_DIRECT_NO_FSYNC in MariaDB "
-              "11.0.6 / 11.1.5 / 11.2.4 / 11.4.2)")
+              "11.0.6 / 11.1.5 / 11.2.4 / 11.4.2; unlike O_DIRECT_NO_FSYNC before it, fast "
+              "still syncs the doublewrite buffer: MariaDB/server pull request #3091)")
+NETAPP_NFS = ("NetApp ONTAP documentation, MySQL innodb_flush_method "
+              "(https://docs.netapp.com/us-en/ontap-apps-dbs/mysql/"
+              "mysql-innodb_flush_method.html): on NFS, fsync outperformed O_DIRECT, whose "
+              "writes reached the server as many small serial writes")
+DEDICATED_MANUAL = ("MySQL 8.0 Reference Manual, Enabling Automatic Configuration for a "
+                    "Dedicated MySQL Server (https://dev.mysql.com/doc/refman/8.0/en/"
+                    "innodb-dedicated-server.html): as of 8.0.14 innodb_dedicated_server "
+                    "sets innodb_flush_method to O_DIRECT_NO_FSYNC where available, unless "
+                    "it is set explicitly")
 
 
 def no_fsync_fix_present(f: ServerFacts) -> bool:
@@ -94,6 +113,24 @@ def _no_direct_fs(ctx: Context) -> bool:
     return ctx.filesystem in ("tmpfs", "zfs")
 
 
+def _network_fs(ctx: Context) -> bool:
+    fs = ctx.filesystem or ""
+    return fs in NETWORK_FS or fs.startswith("fuse.")
+
+
+def _network_why(ctx: Context) -> str:
+    return (f"the datadir is on {ctx.filesystem}, a network filesystem: O_DIRECT there "
+            "bypasses the client's page cache, so each write goes to the file server as "
+            "InnoDB issues it (small, serial), and a direct write may still be an "
+            "unstable write on the server that only the fsync's COMMIT makes durable")
+
+
+def _dedicated(ctx: Context) -> bool:
+    f = ctx.facts
+    return (not f.is_mariadb and (8, 0, 14) <= f.version_tuple < (8, 1, 0)
+            and str(f.variables.get("innodb_dedicated_server", "")).upper() in ("ON", "1"))
+
+
 def _fs_why(ctx: Context) -> str:
     return {"tmpfs": "the datadir is on tmpfs, which refuses O_DIRECT",
             "zfs": "the datadir is on ZFS, which does not honour O_DIRECT before OpenZFS "
@@ -116,21 +153,24 @@ def _safe_for_no_fsync(ctx: Context) -> bool | None:
 
 
 def _other_fsyncs_visible(ctx: Context) -> tuple[bool, str]:
+    """Whether the data-file syncs O_DIRECT_NO_FSYNC would remove are worth removing:
+    a rate and the device time they take (see MIN_OTHER_FSYNC_DEVICE_FRACTION)."""
     o = ctx.observed
     if o is None or o.data_fsyncs_per_s is None or o.other_fsyncs_per_s is None:
         return False, "no data-file fsync figures were observed"
     other = o.other_fsyncs_per_s
     total = o.data_fsyncs_per_s or 0.0
-    share = other / total if total else 0.0
-    dev_frac = (other * ctx.device.fsync_ns / 1e9) if (ctx.device and ctx.device.fsync_ns) \
-        else None
     text = (f"{other:.1f} data-file/doublewrite fsyncs/s beyond the redo syncs "
-            f"({share:.0%} of {total:.1f} Innodb_data_fsyncs/s")
-    text += (f"; about {dev_frac * 1e3:.1f} ms of device sync time per second)"
-             if dev_frac is not None else ")")
-    visible = other >= MIN_OTHER_FSYNCS_PER_S and (
-        share >= MIN_OTHER_FSYNC_SHARE
-        or (dev_frac is not None and dev_frac >= MIN_OTHER_FSYNC_DEVICE_FRACTION))
+            f"(of {total:.1f} Innodb_data_fsyncs/s")
+    d = ctx.device
+    if not (d and d.fsync_ns):
+        return False, text + "; the device's sync latency is unknown, so not the time " \
+            "they take)"
+    dev_frac = other * d.fsync_ns / 1e9
+    text += (f"; × {format_ns(d.fsync_ns)} per sync = about {dev_frac * 1e3:.1f} ms of "
+             f"device sync time per second, threshold "
+             f"{MIN_OTHER_FSYNC_DEVICE_FRACTION * 1e3:.0f} ms)")
+    visible = other >= MIN_OTHER_FSYNCS_PER_S and dev_frac >= MIN_OTHER_FSYNC_DEVICE_FRACTION
     return visible, text
 
 
@@ -202,10 +242,26 @@ def _fsync_double_buffering(ctx: Context) -> Change:
         "should grow by it")
 
 
+def no_fsync_skips(f: ServerFacts) -> str:
+    """What O_DIRECT_NO_FSYNC (MariaDB 11: innodb_doublewrite=fast) stops syncing, per
+    flavor."""
+    if f.is_mariadb and f.mariadb11_io_variables:
+        return ("removes the data files' fsyncs (per checkpoint); the doublewrite buffer "
+                "is still synced before the pages are written in place (innodb_doublewrite"
+                "=fast, MDEV-33545), and so is the redo log")
+    if f.is_mariadb:
+        return ("removes the data files' fsyncs (per checkpoint) and, on MariaDB 10.x, "
+                "also the doublewrite buffer's fsync before the pages are written in place "
+                "(MDEV-33545: only 11.x's innodb_doublewrite=fast syncs it again); the "
+                "redo log's syncs stay")
+    return ("removes the data files' fsyncs (per page-flush batch, one per file) except "
+            "after a file is created or extended (MySQL 8.0.14 / 5.7.25+); the redo log's "
+            "syncs stay")
+
+
 def _no_fsync_worth_it(ctx: Context) -> Change:
     f = ctx.facts
     _, text = _other_fsyncs_visible(ctx)
-    when = ("per checkpoint" if f.is_mariadb else "per page-flush batch, one per file")
     return _to_method(
         ctx, "O_DIRECT_NO_FSYNC",
         [f"observed {text}",
@@ -215,8 +271,30 @@ def _no_fsync_worth_it(ctx: Context) -> Change:
         + [f"{f.title} has the create/extend fsync fix; doublewrite and data share a "
            "filesystem"],
         f"relies on the device keeping acknowledged writes across power loss (the "
-        f"verdict); files are still fsynced when they grow. Removes the data-file fsyncs "
-        f"({when}); redo and doublewrite syncs stay")
+        f"verdict); {no_fsync_skips(f)}")
+
+
+def _dedicated_no_fsync_on_volatile(ctx: Context) -> Change:
+    ch = _no_fsync_on_volatile(ctx)
+    ch.why = ["innodb_dedicated_server=ON: on MySQL 8.0.14+ it sets innodb_flush_method to "
+              "O_DIRECT_NO_FSYNC unless innodb_flush_method is set explicitly, so this "
+              "server skips the data files' fsyncs without anyone having chosen it"
+              ] + ch.why
+    ch.risk += ("; set innodb_flush_method explicitly in my.cnf (it overrides the "
+                "dedicated server's choice; the other automatic settings stay)")
+    return ch
+
+
+def _o_dsync_double_buffering(ctx: Context) -> Change:
+    return _to_method(
+        ctx, "O_DIRECT",
+        ["innodb_flush_method=O_DSYNC: InnoDB opens the redo log with O_SYNC (synchronous "
+         "writes, not O_DSYNC itself) and fsyncs the data files, which it reads and writes "
+         f"through the OS page cache: every page is cached twice; {ctx.filesystem} "
+         "supports O_DIRECT"],
+        "none for durability: the data files are fsynced as before, and the redo log is "
+        "synced by fsync after its writes instead of by O_SYNC writes; reads no longer "
+        "benefit from the page cache, so the buffer pool should grow by the memory it held")
 
 
 # ---- the table, in evaluation order (first match decides) ---------------------------------
@@ -252,6 +330,22 @@ ENTRIES: tuple[Rule | Check, ...] = (
         source="MySQL Bug #27309336, fixed in 5.7.25 and 8.0.14 (release notes; "
                + MYSQL_MANUAL + ": \"As of MySQL 8.0.14, fsync() is called after creating "
                "a new file, after increasing file size, and after closing a file\")"),
+    Rule(
+        id="flush-method.dedicated-server-no-fsync-on-volatile-cache",
+        severity="data-safety", setting="innodb_flush_method",
+        holds=lambda ctx: (_method(ctx) == "O_DIRECT_NO_FSYNC" and _dedicated(ctx)
+                           and _volatile(ctx)),
+        build=_dedicated_no_fsync_on_volatile,
+        summary="MySQL 8.0.14+ with innodb_dedicated_server=ON runs O_DIRECT_NO_FSYNC (what "
+                "the dedicated-server mode picks when innodb_flush_method is not set "
+                "explicitly) and the device profile judges the data device's write cache "
+                "volatile: the data files' fsyncs are skipped on a cache that loses them.",
+        recommends="`innodb_flush_method = O_DIRECT`, set explicitly in my.cnf.",
+        risk="Now: on power loss, data pages InnoDB considers written can be lost while the "
+             "redo that would rebuild them has been recycled. The change costs one fsync "
+             "per data file per flush batch; the other settings innodb_dedicated_server "
+             "chooses stay.",
+        source=DEDICATED_MANUAL + "; " + MYSQL_MANUAL),
     Rule(
         id="flush-method.no-fsync-on-volatile-cache", severity="data-safety",
         setting="innodb_flush_method",
@@ -309,8 +403,13 @@ ENTRIES: tuple[Rule | Check, ...] = (
              "the filesystem for a mode it does not provide.",
         source=OPENZFS_23 + "; " + MARIADB_MANUAL),
     _check("note", lambda ctx: _method(ctx) == "fsync" and _no_direct_fs(ctx),
-           lambda ctx: f"innodb_flush_method=fsync suits {ctx.filesystem}",
+            lambda ctx: f"innodb_flush_method=fsync suits {ctx.filesystem}",
            "fsync on tmpfs or ZFS (it suits them)."),
+    _check("note", lambda ctx: _method(ctx) in ("fsync", "O_DSYNC") and _network_fs(ctx),
+           lambda ctx: (f"innodb_flush_method={_method(ctx)} kept: O_DIRECT is not advised "
+                        f"here, {_network_why(ctx)}"),
+           "fsync or O_DSYNC on a network filesystem (nfs, nfs4, cifs, smb3, 9p, ceph, "
+           "glusterfs, fuse.*): kept, O_DIRECT is not advised there."),
     _check("cannot_judge", lambda ctx: _method(ctx) == "fsync" and ctx.filesystem is None,
            lambda ctx: (
                "whether O_DIRECT would be better than fsync: the datadir's filesystem is "
@@ -331,9 +430,40 @@ ENTRIES: tuple[Rule | Check, ...] = (
              "held.",
         source=MYSQL_MANUAL + "; MDEV-24854 (O_DIRECT the default from MariaDB 10.6); "
                "MDEV-30136 (innodb_data_file_buffering in MariaDB 11.0)"),
+    _check("note", lambda ctx: _method(ctx) == "O_DSYNC" and (
+               ctx.facts.is_mariadb or _no_direct_fs(ctx)),
+           lambda ctx: ("innodb_flush_method=O_DSYNC (" + ctx.facts.flush_method_source
+                        + "): no rule applies"
+                        + (f" on {ctx.filesystem}" if _no_direct_fs(ctx) else
+                           " (MariaDB's O_DSYNC writes through: not judged here)")),
+           "O_DSYNC on MariaDB (its write-through variant is not judged), or on tmpfs or "
+           "ZFS."),
+    _check("cannot_judge", lambda ctx: _method(ctx) == "O_DSYNC" and ctx.filesystem is None,
+           lambda ctx: (
+               "whether O_DIRECT would be better than O_DSYNC: the datadir's filesystem is "
+               "unknown — run on the server's host or give --profile"),
+           "O_DSYNC, and the datadir's filesystem unknown."),
+    Rule(
+        id="flush-method.o-dsync-double-buffering", severity="performance",
+        setting="innodb_flush_method", holds=_is("O_DSYNC"),
+        build=_o_dsync_double_buffering,
+        summary="MySQL/Percona with innodb_flush_method=O_DSYNC on a local filesystem known "
+                "to support O_DIRECT: the redo log is opened with O_SYNC and the data files "
+                "are read and written through the OS page cache (cached twice) and "
+                "fsynced.",
+        recommends="`O_DIRECT`.",
+        risk="None for durability: the data files are fsynced as before and the redo log "
+             "is synced by fsync instead of O_SYNC writes. Reads no longer benefit from the "
+             "page cache, so the buffer pool should grow by the memory it held.",
+        source=MYSQL_MANUAL + " (O_DSYNC: \"InnoDB uses O_SYNC to open and flush the log "
+               "files, and fsync() to flush the data files\")"),
     _check("note", lambda ctx: _method(ctx) != "O_DIRECT",
            lambda ctx: f"innodb_flush_method={_method(ctx)}: no rule applies",
-           "any other method (O_DSYNC, ...): no rule applies."),
+           "any other method: no rule applies."),
+    _check("note", lambda ctx: _network_fs(ctx),
+           lambda ctx: f"O_DIRECT_NO_FSYNC not advised: {_network_why(ctx)}",
+           "O_DIRECT on a network filesystem (O_DIRECT_NO_FSYNC not advised: a direct "
+           "write there can need the fsync's COMMIT to be durable)."),
     # O_DIRECT on tmpfs/ZFS was decided above: from here on the filesystem supports it
     _check("note", lambda ctx: _method(ctx) == "O_DIRECT" and _safe_for_no_fsync(ctx) is False,
            lambda ctx: (f"O_DIRECT_NO_FSYNC is NOT safe on {dev_name(ctx)} (volatile write "
@@ -387,13 +517,42 @@ ENTRIES: tuple[Rule | Check, ...] = (
                 "non-volatile (PLP) or off (o_direct_no_fsync_safe=true); the server has the "
                 "create/extend fsync fix (MySQL 5.7.25 / 8.0.14+, any MariaDB; MariaDB 11 "
                 "needs innodb_doublewrite=fast); doublewrite and data share a filesystem "
-                "that is not tmpfs or ZFS; and data-file/doublewrite fsyncs beyond the redo "
-                "syncs are a visible cost (at least 1/s and 5% of Innodb_data_fsyncs, or 1% "
-                "of the device's time).",
+                "that is not tmpfs, ZFS or a network filesystem; and the data-file/"
+                "doublewrite fsyncs beyond the redo syncs are worth removing: at least 1/s, "
+                "and taking at least 1% of the device's time (syncs/s × the profile's fsync "
+                "latency ≥ 10 ms per second). When effects are predicted, the finding is "
+                "dropped (a note instead) if the predicted TPS gain stays under 2% at the "
+                "best end of the predicted range.",
         recommends="`O_DIRECT_NO_FSYNC` (MariaDB 11: innodb_doublewrite=fast).",
         risk="Relies on the device keeping acknowledged writes across power loss (the "
-             "profile's verdict). Files are still fsynced when they grow; redo and "
-             "doublewrite syncs stay.",
+             "profile's verdict, or /sys where they disagree). MySQL 8.0.14+ still fsyncs "
+             "a file after creating or extending it, and the redo log's syncs stay; "
+             "MariaDB 10.x also skips the doublewrite buffer's fsync (MDEV-33545), which "
+             "11.x's innodb_doublewrite=fast keeps.",
         source=MYSQL_MANUAL + "; MySQL storage/innobase/fil/fil0fil.cc "
                "(fil_buffering_disabled); " + MDEV_33545),
 )
+
+
+def drop_unprofitable_no_fsync(ev, prediction_of) -> bool:
+    """After the candidates were predicted: drop the O_DIRECT_NO_FSYNC finding when its
+    predicted TPS gain stays under MIN_PREDICTED_GAIN_PCT at the best end of the range,
+    with a note saying so. prediction_of(changes) -> the prediction, or None. True when
+    it was dropped."""
+    for f in ev.findings:
+        if f.id != NO_FSYNC_RULE:
+            continue
+        pred = prediction_of(f.sim_changes)
+        if not pred:
+            return False
+        span = (pred.get("range") or {}).get("tps_pct") or []
+        best = max([x for x in [*span, pred["change"].get("tps_pct")] if x is not None],
+                   default=None)
+        if best is None or best >= MIN_PREDICTED_GAIN_PCT:
+            return False
+        ev.findings.remove(f)
+        ev.notes.append(f"O_DIRECT_NO_FSYNC would be safe, but its predicted effect is "
+                        f"{best:+.1f} % TPS at best (under {MIN_PREDICTED_GAIN_PCT:g} %): "
+                        "not recommended")
+        return True
+    return False

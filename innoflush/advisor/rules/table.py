@@ -17,7 +17,7 @@ import difflib
 from dataclasses import dataclass
 
 from ...errors import UsageError
-from . import commit, doublewrite, flush_method, use_fdatasync
+from . import commit, doublewrite, flush_method, redo_log, use_fdatasync
 from .model import DURABILITIES, Check, Context, Evaluation, Rule
 
 
@@ -50,6 +50,16 @@ FAMILIES: tuple[Family, ...] = (
            "How often the binary log is synced; only with the binary log on. Strict: 1 on "
            "a primary. Relaxed: only a replica or Galera node drops the sync.",
            commit.SYNC_BINLOG),
+    Family("flush-log-timeout", "innodb_flush_log_at_timeout",
+           "How often the redo log is written and synced when commits do not sync it "
+           "(innodb_flush_log_at_trx_commit 0 or 2): the loss window of a crash. It does "
+           "not matter at trx_commit=1.",
+           redo_log.FLUSH_LOG_TIMEOUT),
+    Family("log-file-buffering", "innodb_log_file_buffering",
+           "MariaDB only (MDEV-28766): whether the redo log is written through the page "
+           "cache (ON) or with O_DIRECT (OFF, the default on Linux; MariaDB turns it ON "
+           "when it starts with trx_commit=2).",
+           redo_log.LOG_FILE_BUFFERING),
     Family("use-fdatasync", "innodb_use_fdatasync",
            "fdatasync() instead of fsync() for InnoDB's syncs: a variable of MySQL 8.0.26 "
            "and later. MariaDB uses fdatasync wherever it can, with no variable "
