@@ -63,7 +63,10 @@ def test_emulation_really_delays_the_servers_syncs(server_binaries, tmp_path, sl
     # the server's commit latency: at least the emulated sync, far above the plain run's
     p50 = run["measured"]["commit_latency_p50_ms"]
     assert p50 >= sync_p50_ms, (p50, sync_p50_ms)
-    assert p50 > 5 * plain["measured"]["commit_latency_p50_ms"]
+    # (the emulated sync adds most of its 10 ms to each commit; the plain run's own p50 on a
+    # loaded shared host can be several ms, so the difference is what is checked)
+    assert p50 - plain["measured"]["commit_latency_p50_ms"] > 0.5 * sync_p50_ms, (
+        p50, plain["measured"]["commit_latency_p50_ms"], sync_p50_ms)
     assert run["measured"]["tps"] < 0.5 * plain["measured"]["tps"]
     # the library's log: the server's own line counts the delayed syncs
     e = run["emulation"]
