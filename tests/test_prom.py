@@ -326,6 +326,15 @@ def test_advise_refuses_a_bad_prom_path_before_connecting(tmp_path):
     assert "no such directory" in one_line_error(r)
 
 
+def test_a_failed_run_leaves_the_previous_file(tmp_path):
+    out = tmp_path / "advise.prom"
+    out.write_text("innoflush_advise_exit_code 3\n")
+    r = run("advise", "--from", str(tmp_path / "no-capture"), "--prom", str(out))
+    one_line_error(r)
+    assert out.read_text() == "innoflush_advise_exit_code 3\n"
+    assert os.listdir(tmp_path) == ["advise.prom"]
+
+
 @pytest.mark.server
 def test_advise_live_writes_the_report(mariadb_server, server_accounts, insert_load,
                                        profile_files, tmp_path):
