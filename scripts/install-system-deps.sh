@@ -6,6 +6,8 @@
 #                    (scripts/docker-engine.sh starts it; it is not started here)
 #   debootstrap    - builds the offline MariaDB image (docker/build-offline-image.sh)
 #   sysbench       - the user's-own-load tests of `lab validate --workload-cmd`
+#   prometheus-node-exporter - serves the `--prom` files through its textfile
+#                    collector in the tests (the tests start it on a loopback port)
 # Needs root (apt-get). Without it, says so loudly; under CI=true that is an error,
 # because the real-server tests must run there.
 set -uo pipefail
@@ -25,6 +27,8 @@ if ! command -v debootstrap >/dev/null 2>&1 && ! [ -x /usr/sbin/debootstrap ]; t
   [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
 fi
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+command -v prometheus-node-exporter >/dev/null 2>&1 \
+  || [ -x /usr/bin/prometheus-node-exporter ] || need+=(prometheus-node-exporter)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
@@ -38,7 +42,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >/dev/null || { echo "apt-get update failed" >&2; exit 1; }
 # policy-rc.d keeps the packages from starting a system-wide server or engine: the tests
 # start their own server, on a free port, in a temporary datadir, and `make docker-ready`
-# starts dockerd the way it needs it.
+# starts dockerd the way it needs it (node_exporter too: the tests start their own).
 policy=/usr/sbin/policy-rc.d
 created_policy=0
 if [ ! -e "$policy" ]; then

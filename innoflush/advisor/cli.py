@@ -130,11 +130,14 @@ class _AdviseCommand(click.Command):
                    "pt-stalk directory) instead of a live server; --interval then gives "
                    "mysqladmin's -i N.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (keys in the README).")
+@click.option("--prom", "prom_path", default=None, metavar="FILE",
+              help="Also write the report as Prometheus metrics to FILE (atomically), for "
+                   "node_exporter's textfile collector; see docs/prometheus.md.")
 def advise_command(host, port, socket, user, defaults_file, login_path, prompt_password,
                    ask_password, ssl_mode, ssl_ca, ssl_cert, ssl_key, connect_timeout,
                    interval, samples, profile_ref, measure, durability, connections,
                    cpu_cores, workload_ref, ignore_rules, no_predict,
-                   seed, as_json) -> None:
+                   seed, as_json, prom_path) -> None:
     import pymysql
 
     from ..profiles import load_profile
@@ -152,6 +155,10 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
     if profile_ref and measure:
         raise UsageError("give --profile or --measure, not both")
     ignore_rules = check_rule_ids(ignore_rules)   # exit 2 before connecting
+    if prom_path is not None:
+        from ..prom import check_prom_path
+
+        check_prom_path(prom_path)   # exit 2 before connecting
     profile = load_profile(profile_ref) if profile_ref else None
     wprofile = None
     if workload_ref:
@@ -166,7 +173,8 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
                     measure=measure,
                     durability=durability, connections=connections, cpu_cores=cpu_cores,
                     workload_profile=wprofile, ignore_rules=ignore_rules,
-                    predict=not no_predict, seed=seed, as_json=as_json)
+                    predict=not no_predict, seed=seed, as_json=as_json,
+                    prom_path=prom_path)
         return
     opts = resolve_options(host=host, port=port, socket=socket, user=user,
                            defaults_file=defaults_file, login_path=login_path,
@@ -196,8 +204,17 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
     finally:
         session.close()
     click.echo(to_json(report) if as_json else render_text(report), nl=False)
+    write_report_prom(prom_path, report)
     if report["exit_code"]:
         sys.exit(report["exit_code"])
+
+
+def write_report_prom(prom_path: str | None, report: dict) -> None:
+    """--prom: the report as Prometheus metrics (live and --from runs alike)."""
+    if prom_path is not None:
+        from ..prom import advise_metrics, write_prom
+
+        write_prom(prom_path, advise_metrics(report))
 
 
 def _prompt(text: str) -> str:

@@ -20,7 +20,7 @@ LIVE_ONLY = ("host", "port", "socket", "user", "defaults_file", "login_path",
 def advise_from(click_ctx: click.Context, path: str, *, profile, measure: bool,
                 durability: str, connections: int | None, cpu_cores: int | None,
                 workload_profile, ignore_rules, predict: bool, seed: int,
-                as_json: bool) -> None:
+                as_json: bool, prom_path: str | None = None) -> None:
     """Read the capture, advise on it, print the report and exit with its code."""
     from ..live.capture import read_capture
     from .advise import advise_capture
@@ -42,5 +42,9 @@ def advise_from(click_ctx: click.Context, path: str, *, profile, measure: bool,
                             cpu_cores=cpu_cores, workload_profile=workload_profile,
                             ignore_rules=ignore_rules)
     click.echo(to_json(report) if as_json else render_text(report), nl=False)
+    if prom_path is not None:
+        from ..prom import advise_metrics, write_prom
+
+        write_prom(prom_path, advise_metrics(report))
     if report["exit_code"]:
         sys.exit(report["exit_code"])

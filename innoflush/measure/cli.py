@@ -89,10 +89,14 @@ def _option(name: str, parse, *args):
 @click.option("--save", "save_name", default=None, metavar="NAME",
               help="Also save the result as device profile NAME.")
 @click.option("--force", is_flag=True, help="With --save, replace an existing profile.")
+@click.option("--prom", "prom_path", default=None, metavar="FILE",
+              help="Also write the result as Prometheus metrics to FILE (atomically), for "
+                   "node_exporter's textfile collector; see docs/prometheus.md.")
 def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
                     direct: str | None, jobs: str | None, duration: float | None,
                     count: int | None, warmup: int, file_size: str, engine: str,
-                    as_json: bool, save_name: str | None, force: bool) -> None:
+                    as_json: bool, save_name: str | None, force: bool,
+                    prom_path: str | None) -> None:
     """Measure write and sync latency of the storage under directory PATH.
 
     Writes a probe file it creates in PATH (removed at the end, also on Ctrl-C), and
@@ -125,6 +129,11 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
             raise UsageError(f"profile {save_name!r} already exists "
                              "(use --force to replace it)")
 
+    if prom_path is not None:
+        from ..prom import check_prom_path
+
+        check_prom_path(prom_path)   # exit 2 before the run, not after it
+
     progress = None
     if not as_json and sys.stderr.isatty():
         progress = _Progress(len(specs), duration)
@@ -139,6 +148,10 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
     saved = None
     if save_name is not None:
         saved = save_profile(result.to_profile(save_name), overwrite=force)
+    if prom_path is not None:
+        from ..prom import measure_metrics, write_prom
+
+        write_prom(prom_path, measure_metrics(result))
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
