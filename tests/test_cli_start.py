@@ -16,7 +16,7 @@ import pytest
 from innoflush import cli
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("numpy", "simpy", "pymysql", "docker", "tabulate")
+HEAVY = ("numpy", "simpy", "pymysql", "docker", "tabulate", "prometheus_client")
 # after running the command (atexit: --help ends in SystemExit), the heavy modules loaded
 _PROBE = """
 import atexit, json, sys
