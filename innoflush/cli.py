@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 import sys
+from gettext import gettext
 from typing import Any, NoReturn
 
 import click
@@ -104,26 +106,76 @@ class _Group(click.Group):
             sys.exit(1)
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+# Every command's module is imported when the command is named (or asked for its help),
+# not at start: `innoflush --help` and `innoflush profiles list` stay clear of numpy, simpy,
+# PyMySQL and the lab (docs/benchmarks.md has the start-up times).
+# name -> "module:attribute"
+COMMANDS: dict[str, str] = {
+    "advise": "innoflush.advisor.cli:advise_command",
+    "lab": "innoflush.lab.cli:lab_group",
+    "measure": "innoflush.measure.cli:measure_command",
+    "profiles": "innoflush.profiles.cli:profiles_group",
+    "simulate": "innoflush.simulator.cli:simulate_command",
+    "tps": "innoflush.simulator.cli:tps_command",
+}
+# The first sentence of each command's help, which `innoflush --help` lists without
+# importing the commands; tests/test_cli_start.py checks it against the commands' own.
+SHORT_HELP: dict[str, str] = {
+    "advise": "Read a live MySQL/MariaDB server and recommend innodb_flush_method, "
+              "innodb_flush_log_at_trx_commit, sync_binlog, innodb_use_fdatasync and "
+              "innodb_doublewrite, with the evidence (SHOW GLOBAL STATUS deltas over "
+              "--interval), the predicted effect (simulated on the device profile) and "
+              "the risk.",
+    "lab": "Real servers under a workload: the model checked against measurements.",
+    "measure": "Measure write and sync latency of the storage under directory PATH.",
+    "profiles": "List, show, compare, import and export device profiles.",
+    "simulate": "Simulate InnoDB on a device profile: every combination of the listed "
+                "values.",
+    "tps": "Commits per second one connection gets from a device, per durability setting: "
+           "bound by the device where a sync is in the commit path, by the CPU where none "
+           "is.",
+}
+
+
+class _LazyGroup(_Group):
+    """The top-level group: click's lazy-loading pattern (list_commands from a table,
+    get_command imports on demand), with the command list of --help from SHORT_HELP."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module_name, _, attribute = COMMANDS[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module_name), attribute)
+            _finite_floats(command)
+            self.add_command(command, cmd_name)
+        return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError:
+            # no such command: click's "Did you mean" looks among self.commands, which
+            # holds only the commands loaded so far
+            if len(self.commands) == len(COMMANDS):
+                raise
+            for name in COMMANDS:
+                self.get_command(ctx, name)
+            return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # click's own Group.format_commands, with each command's help from SHORT_HELP
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [(name, click.Command(name, help=SHORT_HELP[name]).get_short_help_str(limit))
+                for name in names]
+        with formatter.section(gettext("Commands")):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="innoflush")
 def main() -> None:
     """InnoDB flush-method simulator and MySQL/MariaDB durability advisor."""
-
-
-def _register() -> None:
-    from .advisor.cli import advise_command
-    from .lab.cli import lab_group
-    from .measure.cli import measure_command
-    from .profiles.cli import profiles_group
-    from .simulator.cli import simulate_command, tps_command
-
-    main.add_command(advise_command)
-    main.add_command(lab_group)
-    main.add_command(measure_command)
-    main.add_command(profiles_group)
-    main.add_command(simulate_command)
-    main.add_command(tps_command)
-    _finite_floats(main)
-
-
-_register()

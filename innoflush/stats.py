@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .errors import ProfileError
+
+# numpy is imported where samples are summarised or drawn: reading a profile
+# (`profiles list`) needs none of it, and it is most of the start-up time
+if TYPE_CHECKING:
+    import numpy as np
 
 # (field, cumulative probability) of the quantiles kept; min and max close the ends.
 QUANTILE_FIELDS: tuple[tuple[str, float], ...] = (
@@ -48,6 +52,8 @@ class LatencySummary:
 
     @classmethod
     def from_samples(cls, samples_ns) -> LatencySummary:
+        import numpy as np
+
         arr = np.asarray(samples_ns, dtype=np.float64)
         if arr.size == 0:
             raise ValueError("no samples")
@@ -128,10 +134,14 @@ class LatencySummary:
         if ps[-1] != 1.0:  # no max: extend the last segment's slope a little
             ps.append(1.0)
             vs.append(vs[-1] * 1.5)
+        import numpy as np
+
         return np.asarray(ps), np.asarray(vs)
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """n latencies in ns drawn from this distribution."""
+        import numpy as np
+
         if self.shape == SHAPE_MEAN_ONLY:
             if self.mean_ns <= 0:
                 return np.zeros(n)

@@ -82,7 +82,11 @@ def leaf_commands(group: click.Group | None = None, prefix: tuple[str, ...] = ()
     """Every command a user runs, by its words after `innoflush`: {'lab run': command}."""
     group = group or cli_root()
     out: dict[str, click.Command] = {}
-    for name, cmd in sorted(group.commands.items()):
+    # list_commands/get_command, not group.commands: the top group loads its commands lazily
+    ctx = click.Context(group)
+    for name in sorted(group.list_commands(ctx)):
+        cmd = group.get_command(ctx, name)
+        assert cmd is not None, name
         if isinstance(cmd, click.Group):
             out.update(leaf_commands(cmd, prefix + (name,)))
         else:
@@ -96,7 +100,7 @@ def help_names(words: str) -> list[str]:
     group: click.Command = cli_root()
     ctx = click.Context(group, info_name="innoflush", **group.context_settings)
     for word in words.split():
-        group = group.commands[word]  # type: ignore[attr-defined]
+        group = group.get_command(ctx, word)  # type: ignore[attr-defined]
         ctx = click.Context(group, info_name=word, parent=ctx, **group.context_settings)
     option = group.get_help_option(ctx)
     return list(option.opts) if option is not None else []

@@ -8,7 +8,6 @@ import click
 
 from ..errors import InnoflushError, UsageError
 from ..live.connect import ConnectError, connect, resolve_options, scrub
-from .report import render_text, to_json
 
 HELP = """Read a live MySQL/MariaDB server and recommend innodb_flush_method,
 innodb_flush_log_at_trx_commit, sync_binlog, innodb_use_fdatasync and innodb_doublewrite,
@@ -142,6 +141,7 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
 
     from ..profiles import load_profile
     from .advise import advise
+    from .report import render_text, to_json
     from .rules import check_rule_ids
 
     if interval < 1:

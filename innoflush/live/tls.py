@@ -22,11 +22,14 @@ What the report says is not what was asked but what the session got: ``Ssl_versi
 
 from __future__ import annotations
 
-import ssl
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
+
+# ssl where a context is made: `innoflush advise --help` does without it
+if TYPE_CHECKING:
+    import ssl
 
 SSL_MODES = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY")
 DEFAULT_SSL_MODE = "PREFERRED"
@@ -45,6 +48,8 @@ def normalise_ssl_mode(value: str, source: str = "--ssl-mode") -> str:
 def tls_context(mode: str, ca: str | None = None, cert: str | None = None,
                 key: str | None = None) -> ssl.SSLContext:
     """The SSLContext for a mode that uses TLS (not DISABLED)."""
+    import ssl
+
     if mode in _VERIFIED:
         if not ca:
             raise UsageError(f"--ssl-mode {mode} needs --ssl-ca (the CA that signed the "

@@ -27,8 +27,6 @@ import threading
 import time
 from array import array
 
-import numpy as np
-
 from ..errors import InnoflushError, UsageError
 from ..stats import LatencySummary
 from ..units import format_size
@@ -433,6 +431,9 @@ def _run_jobs(files, fds, buf, size, sync_call, duration_s, n_ops, records):
 
 def _summarise(spec: TestSpec, records: list[_JobRecord], warmup_ops: int,
                has_sync: bool) -> TestResult:
+    # numpy here, not at the top: `innoflush measure --help` does without it
+    import numpy as np
+
     writes, syncs = [], []
     rate = 0.0
     longest = 0
@@ -502,4 +503,6 @@ def sync_call_cpu_us(directory: str, op: str = "fdatasync", size: int = 4096,
         finally:
             os.close(fd)
             buf.close()
+    import numpy as np
+
     return float(np.median(rounds))

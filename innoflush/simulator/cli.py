@@ -8,15 +8,12 @@ import json
 import sys
 
 import click
-from tabulate import tabulate
 
 from ..errors import UsageError
 from ..profiles import load_profile
 from ..units import format_size, parse_list, parse_size
 from .config import ServerConfig, Workload
 from .flavors import FLAVORS
-from .sweep import combinations, run_sweep
-from .tps import TOLERANCE, tps_table
 from .workload_profile import (
     DEFAULT_WORKLOAD,
     WorkloadProfile,
@@ -287,6 +284,10 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
         if val is not None:
             overrides[key] = val
     workload = with_overrides(wprofile.workload, overrides)
+    # the model (simpy, numpy) and tabulate are imported where they are used, not at the
+    # top, where they would slow down every `simulate --help` and `tps --help`
+    from .sweep import combinations, run_sweep
+
     cases = combinations(
         base, workload, parse_list(flush_method),
         parse_list(trx_commit, int), parse_list(sync_binlog, int) if log_bin else [0],
@@ -314,6 +315,8 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
             w.writerow({k: r[k] for k in ROW_KEYS})
         click.echo(buf.getvalue(), nl=False)
         return
+    from tabulate import tabulate
+
     click.echo(f"profile {profile.name}: {profile.title}")
     click.echo(f"flavor {base.flavor}, log_bin {'ON' if log_bin else 'OFF'}, "
                f"{duration:g} simulated s per run, seed {seed}, replications {replications}")
@@ -387,12 +390,16 @@ def tps_command(profile_ref, flavor, target_tps, workload_ref, cpu_us, client_us
         return with_overrides(wprofile.workload_at(n)[0], overrides)
 
     source = source_line(wprofile, overrides)
+    from .tps import TOLERANCE, tps_table
+
     out = tps_table(profile, flavor.lower(), target_tps, at(1), check=not no_check,
                     cpu_cores=cpu_cores, workload_at=at)
     out = {**out, "workload_profile": wprofile.name, "workload_source": source}
     if as_json:
         click.echo(json.dumps(out, indent=2))
         return
+    from tabulate import tabulate
+
     click.echo(f"profile {profile.name}: {profile.title}  (flavor {out['flavor']})")
     click.echo(f"workload: {source}")
     headers = ["durability setting", "durable", "bound", "trx ms", "TPS / connection"]

@@ -1,0 +1,128 @@
+"""The command starts fast: the top-level group imports a command's module only when the
+command is named, its --help lists the commands from a table in innoflush/cli.py (checked
+here against the commands themselves, so it cannot drift), and the heavy libraries stay
+out of the start of the commands that do not use them. bench/cli_start.py times it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from innoflush import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("numpy", "simpy", "pymysql", "docker", "tabulate", "prometheus_client")
+# after running the command (atexit: --help ends in SystemExit), the heavy modules loaded
+_PROBE = """
+import atexit, json, sys
+HEAVY = {heavy!r}
+atexit.register(lambda: print("LOADED", json.dumps([
+    sorted(m for m in HEAVY if m in sys.modules),
+    sorted(m for m in sys.modules if m.startswith("innoflush.") and m.endswith(".cli")
+           and m != "innoflush.cli")]),
+    file=sys.stderr))
+from innoflush.cli import main
+main({args!r}, prog_name="innoflush")
+"""
+
+
+def _loaded(args: list[str]) -> tuple[list[str], list[str]]:
+    """(heavy modules, innoflush command modules) a new process has after the command."""
+    proc = subprocess.run([sys.executable, "-c", _PROBE.format(heavy=HEAVY, args=args)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout, "the command printed nothing"
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith("LOADED ")]
+    heavy, commands = json.loads(line.removeprefix("LOADED "))
+    return heavy, commands
+
+
+def test_importing_the_cli_loads_no_heavy_library_and_no_command():
+    code = ("import innoflush.cli, sys; print(sorted(m for m in ('numpy','simpy','pymysql',"
+            "'docker') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert proc.stdout == "[]\n"
+    code = "import innoflush.cli, sys; print(sorted(m for m in sys.modules if 'innoflush' in m))"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert proc.stdout == "['innoflush', 'innoflush.cli', 'innoflush.errors']\n"
+
+
+@pytest.mark.parametrize("args, allowed, commands", [
+    (["--help"], set(), []),
+    (["simulate", "--help"], set(), ["innoflush.simulator.cli"]),
+    (["tps", "--help"], set(), ["innoflush.simulator.cli"]),
+    (["measure", "--help"], set(), ["innoflush.measure.cli"]),
+    (["advise", "--help"], set(), ["innoflush.advisor.cli"]),
+    (["profiles", "--help"], {"tabulate"}, ["innoflush.profiles.cli"]),
+    # its table is tabulate's; numpy, simpy, PyMySQL and docker stay out
+    (["profiles", "list"], {"tabulate"}, ["innoflush.profiles.cli"]),
+])
+def test_a_command_imports_only_what_it_uses(args, allowed, commands):
+    heavy, loaded_commands = _loaded(args)
+    assert set(heavy) - allowed == set()
+    assert loaded_commands == commands
+
+
+def test_the_command_table_names_each_command_where_it_lives():
+    ctx = click.Context(cli.main)
+    assert cli.main.list_commands(ctx) == sorted(cli.COMMANDS)
+    for name in cli.COMMANDS:
+        command = cli.main.get_command(ctx, name)
+        assert isinstance(command, click.Command)
+        assert command.name == name
+    assert cli.main.get_command(ctx, "frobnicate") is None
+
+
+def test_short_help_table_is_the_commands_own():
+    """What `innoflush --help` lists for a command, at any width, is what click makes of the
+    command's own help: SHORT_HELP holds its first sentence."""
+    ctx = click.Context(cli.main)
+    assert set(cli.SHORT_HELP) == set(cli.COMMANDS)
+    for name, text in cli.SHORT_HELP.items():
+        command = cli.main.get_command(ctx, name)
+        assert text == command.get_short_help_str(10**6), name
+        stand_in = click.Command(name, help=text)
+        for limit in range(3, 300):
+            assert stand_in.get_short_help_str(limit) == command.get_short_help_str(limit)
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 120])
+def test_help_lists_the_commands_as_click_would(width):
+    """The group's command list beside click's own, which imports every command for it."""
+    def listing(format_commands) -> str:
+        ctx = click.Context(cli.main, info_name="innoflush", terminal_width=width,
+                            max_content_width=width)
+        formatter = ctx.make_formatter()
+        format_commands(cli.main, ctx, formatter)
+        return formatter.getvalue()
+
+    ours = listing(type(cli.main).format_commands)
+    assert ours.startswith("Commands:\n")
+    assert ours == listing(click.Group.format_commands)
+
+
+def test_a_mistyped_command_still_gets_the_close_names():
+    """A new process, where no command is loaded yet: click suggests from the loaded ones."""
+    proc = subprocess.run([sys.executable, "-m", "innoflush", "simulat"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr == ("innoflush: error: no such command 'simulat'. Did you mean "
+                           "'simulate'? (see 'innoflush --help')\n")
+
+
+def test_float_options_of_a_lazily_loaded_command_refuse_nan():
+    ctx = click.Context(cli.main)
+    command = cli.main.get_command(ctx, "simulate")
+    duration = next(p for p in command.params if p.name == "duration")
+    assert duration.type.name == "float"
+    assert type(duration.type) is not click.types.FloatParamType
+    with pytest.raises(click.BadParameter, match="not a finite number"):
+        duration.type.convert("nan", duration, ctx)
