@@ -6,6 +6,8 @@
 #                    (scripts/docker-engine.sh starts it; it is not started here)
 #   debootstrap    - builds the offline MariaDB image (docker/build-offline-image.sh)
 #   sysbench       - the user's-own-load tests of `lab validate --workload-cmd`
+#   chromium, chromium-driver - the headless browser the --html page tests open the
+#                    pages in (tests/browser.py)
 # Needs root (apt-get). Without it, says so loudly; under CI=true that is an error,
 # because the real-server tests must run there.
 set -uo pipefail
@@ -25,6 +27,8 @@ if ! command -v debootstrap >/dev/null 2>&1 && ! [ -x /usr/sbin/debootstrap ]; t
   [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
 fi
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then

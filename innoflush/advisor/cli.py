@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from ..charts.output import chart_options, check_targets, emit
 from ..errors import InnoflushError, UsageError
 from ..live.connect import ConnectError, connect, resolve_options, scrub
 from .report import render_text, to_json
@@ -130,11 +131,12 @@ class _AdviseCommand(click.Command):
                    "pt-stalk directory) instead of a live server; --interval then gives "
                    "mysqladmin's -i N.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (keys in the README).")
+@chart_options
 def advise_command(host, port, socket, user, defaults_file, login_path, prompt_password,
                    ask_password, ssl_mode, ssl_ca, ssl_cert, ssl_key, connect_timeout,
                    interval, samples, profile_ref, measure, durability, connections,
                    cpu_cores, workload_ref, ignore_rules, no_predict,
-                   seed, as_json) -> None:
+                   seed, as_json, html_file, png_dir) -> None:
     import pymysql
 
     from ..profiles import load_profile
@@ -152,6 +154,7 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
     if profile_ref and measure:
         raise UsageError("give --profile or --measure, not both")
     ignore_rules = check_rule_ids(ignore_rules)   # exit 2 before connecting
+    check_targets(html_file, png_dir)
     profile = load_profile(profile_ref) if profile_ref else None
     wprofile = None
     if workload_ref:
@@ -166,7 +169,8 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
                     measure=measure,
                     durability=durability, connections=connections, cpu_cores=cpu_cores,
                     workload_profile=wprofile, ignore_rules=ignore_rules,
-                    predict=not no_predict, seed=seed, as_json=as_json)
+                    predict=not no_predict, seed=seed, as_json=as_json,
+                    html_file=html_file, png_dir=png_dir)
         return
     opts = resolve_options(host=host, port=port, socket=socket, user=user,
                            defaults_file=defaults_file, login_path=login_path,
@@ -195,6 +199,7 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
                              + (f" (error {code})" if code else "")) from None
     finally:
         session.close()
+    emit("advise", report, html_file, png_dir, render_text(report))
     click.echo(to_json(report) if as_json else render_text(report), nl=False)
     if report["exit_code"]:
         sys.exit(report["exit_code"])

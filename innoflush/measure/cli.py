@@ -8,6 +8,7 @@ import time
 
 import click
 
+from ..charts.output import chart_options, check_targets, emit
 from ..errors import UsageError
 from ..profiles import OPS, save_profile, user_profile_dir
 from ..profiles.model import NAME_RE
@@ -89,10 +90,12 @@ def _option(name: str, parse, *args):
 @click.option("--save", "save_name", default=None, metavar="NAME",
               help="Also save the result as device profile NAME.")
 @click.option("--force", is_flag=True, help="With --save, replace an existing profile.")
+@chart_options
 def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
                     direct: str | None, jobs: str | None, duration: float | None,
                     count: int | None, warmup: int, file_size: str, engine: str,
-                    as_json: bool, save_name: str | None, force: bool) -> None:
+                    as_json: bool, save_name: str | None, force: bool,
+                    html_file: str | None, png_dir: str | None) -> None:
     """Measure write and sync latency of the storage under directory PATH.
 
     Writes a probe file it creates in PATH (removed at the end, also on Ctrl-C), and
@@ -125,6 +128,7 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
             raise UsageError(f"profile {save_name!r} already exists "
                              "(use --force to replace it)")
 
+    check_targets(html_file, png_dir)
     progress = None
     if not as_json and sys.stderr.isatty():
         progress = _Progress(len(specs), duration)
@@ -139,10 +143,11 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
     saved = None
     if save_name is not None:
         saved = save_profile(result.to_profile(save_name), overwrite=force)
+    from .report import render
+    emit("measure", result.to_dict(), html_file, png_dir, render(result))
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
-        from .report import render
         click.echo(render(result))
         if saved is not None:
             click.echo(f"\nSaved as device profile {save_name!r}: {saved}")
