@@ -35,7 +35,7 @@ WIDTH, MAX_HEIGHT = 1100, 2200
 PROFILE = "samsung-990-pro"
 
 
-def commands(work: Path, port: int | None) -> dict[str, list[str]]:
+def commands(work: Path, port: int = 0) -> dict[str, list[str]]:
     lab = ["--datadir-on", str(work / "lab"), "--profile", PROFILE, "--buffer-pool", "64M"]
     out = {
         "measure": ["measure", str(work / "probe"), "--quick", "--duration", "0.5"],
@@ -52,9 +52,8 @@ def commands(work: Path, port: int | None) -> dict[str, list[str]]:
                          "--connections", "1,4", "--duration", "2", "--warmup", "0.5",
                          "--calibrate-duration", "2"],
     }
-    if port is not None:
-        out["advise"] = ["advise", "-H", "127.0.0.1", "-P", str(port), "-u", "root",
-                         "--interval", "3", "--samples", "3", "--profile", PROFILE]
+    out["advise"] = ["advise", "-H", "127.0.0.1", "-P", str(port), "-u", "root",
+                     "--interval", "3", "--samples", "3", "--profile", PROFILE]
     return out
 
 
@@ -79,11 +78,8 @@ def advise_server(work: Path):
 
 
 def shoot(drv, page: Path, png: Path) -> None:
-    drv.set_window_size(WIDTH, 900)
     drv.get(page.resolve().as_uri())
-    height = drv.execute_script("return document.documentElement.scrollHeight")
-    drv.set_window_size(WIDTH, min(height, MAX_HEIGHT))
-    drv.save_screenshot(str(png))
+    browser.full_page_png(drv, png, WIDTH, MAX_HEIGHT)
     errors = [e for e in drv.get_log("browser") if e.get("level") == "SEVERE"]
     if errors:
         raise SystemExit(f"{page.name}: console errors {errors}")
@@ -106,19 +102,22 @@ def main(argv: list[str] | None = None) -> int:
             (work / d).mkdir()
         wanted = set(opts.only.split(",")) if opts.only else None
         with contextlib.ExitStack() as stack:
-            port = None
-            if wanted is None or "advise" in wanted:
-                port = stack.enter_context(advise_server(work))
             drv = browser.driver(WIDTH, 900)
             stack.callback(drv.quit)
-            for name, args in commands(work, port).items():
+            for name in commands(work):
                 if wanted is not None and name not in wanted:
                     continue
-                page = work / f"{name}.html"
-                print(f"screenshots: innoflush {' '.join(args)}", file=sys.stderr)
-                r = subprocess.run(_innoflush_cmd() + args + ["--html", str(page)],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                   text=True, cwd=ROOT)
+                with contextlib.ExitStack() as server:
+                    # the server and its load only while advise runs: they would take
+                    # CPU from the other commands' runs
+                    port = server.enter_context(advise_server(work)) \
+                        if name == "advise" else 0
+                    args = commands(work, port)[name]
+                    page = work / f"{name}.html"
+                    print(f"screenshots: innoflush {' '.join(args)}", file=sys.stderr)
+                    r = subprocess.run(_innoflush_cmd() + args + ["--html", str(page)],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                       text=True, cwd=ROOT)
                 if r.returncode not in (0, 3, 4):
                     print(f"screenshots: {name} exited {r.returncode}: {r.stderr[-2000:]}",
                           file=sys.stderr)

@@ -48,14 +48,27 @@ def driver(width: int = 1200, height: int = 900):
     return drv
 
 
+def full_page_png(drv, path: Path, width: int | None = None,
+                  max_height: int = 12000) -> None:
+    """A screenshot of the whole page (up to max_height px), by DevTools: a window resized
+    to the page's height leaves the part past the viewport black."""
+    import base64
+
+    size = drv.execute_script("return [document.documentElement.scrollWidth, "
+                              "document.documentElement.scrollHeight]")
+    shot = drv.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": width or size[0],
+                 "height": min(size[1], max_height), "scale": 1}})
+    path.write_bytes(base64.b64decode(shot["data"]))
+
+
 def open_page(drv, page: Path, screenshot: Path) -> dict:
     """Open a page, screenshot its whole height, and read back what the tests check:
     {charts: {name: (data-series, series ids counted in the SVG, svg elements)},
     console: [severe/warning log entries], failed: resources that failed to load}."""
     drv.get(page.resolve().as_uri())
-    height = drv.execute_script("return document.documentElement.scrollHeight")
-    drv.set_window_size(1200, min(max(height, 600), 12000))
-    drv.save_screenshot(str(screenshot))
+    full_page_png(drv, screenshot)
     charts = drv.execute_script("""
         const out = {};
         for (const f of document.querySelectorAll('figure.chart')) {

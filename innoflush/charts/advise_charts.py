@@ -3,6 +3,8 @@ evidence counters per sampled interval."""
 
 from __future__ import annotations
 
+import textwrap
+
 from .figure import empty_note, new_figure, tag
 from .page import Chart, Page
 
@@ -27,7 +29,7 @@ def _pair_bars(ax, labels, cur, rec, rec_err=None) -> None:
     bars = ax.bar([x + 0.2 for x in xs], rec, width=0.4, label="recommended",
                   yerr=rec_err, capsize=4)
     tag(bars, 1)
-    ax.set_xticks(list(xs), labels, rotation=15, ha="right", fontsize="small")
+    ax.set_xticks(list(xs), [textwrap.fill(lbl, 26) for lbl in labels], fontsize="small")
     ax.legend(fontsize="small")
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import matplotlib
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 matplotlib.use("Agg")   # never a GUI backend, also when a display is set
 
@@ -51,6 +51,8 @@ def log_axis(ax, which: str = "x", base: float = 10) -> None:
     """A log axis labelled with plain numbers (2,000 rather than 2×10³), majors only."""
     axis = ax.xaxis if which == "x" else ax.yaxis
     (ax.set_xscale if which == "x" else ax.set_yscale)("log", base=base)
+    if base == 10:   # 1-2-5 labels: a range under a decade still gets a few
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     axis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.6g}"))
     axis.set_minor_formatter(NullFormatter())
 

@@ -60,6 +60,8 @@ footer{margin-top:2em;font-size:.8em;color:#666}
 def _e(value: object) -> str:
     if value is None:
         return "–"
+    if isinstance(value, list | tuple):
+        return html.escape(", ".join(str(v) for v in value))
     if isinstance(value, float):
         return html.escape(f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.0f}")
     return html.escape(str(value))
