@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from .figure import empty_note, new_figure, tag
+from .figure import empty_note, log_axis, new_figure, tag
 from .page import Chart, Page
 
 # SHOW GLOBAL STATUS counters the findings rest on, as rates per interval
@@ -88,10 +88,10 @@ def evidence_chart(data: dict) -> Chart:
         (line,) = ax.plot(xs, ys, marker="o", label=counter)
         tag(line, k)
     if counters:
-        ax.set_yscale("symlog", linthresh=1)
+        log_axis(ax, "y")    # a zero rate leaves a gap in its line
         ax.set_xticks([i["index"] + 1 for i in intervals])
         ax.set_xlabel("interval")
-        ax.set_ylabel("per second (SHOW GLOBAL STATUS deltas)")
+        ax.set_ylabel("per second (SHOW GLOBAL STATUS deltas; log)")
         ax.legend(fontsize="small", ncol=2)
     else:
         empty_note(ax, "no valid interval")
