@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 # The fast lane: the pure-logic tests (no apt, no servers, no Docker, no long simulations).
-FAST_LANE := not server and not docker and not slow
+FAST_LANE := not server and not docker and not slow and not browser
 
 .PHONY: demo test test-fast test-suite install install-test system-deps docker-ready lint \
 	bench docs clean

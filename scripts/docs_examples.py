@@ -128,6 +128,8 @@ class Example:
     # 'server': a device profile whose syncs the server is given (the lab's emulation), so
     # that the profile advise is told is the server's storage; None: this host's own
     emulate: str | None = None
+    # the last step also writes its charts (--png, not shown), for `chart` blocks
+    charts: bool = False
 
 
 # what a JSON example cuts short: maps of counters, and what the docs describe elsewhere
@@ -167,7 +169,7 @@ def _validate_text(env: Env) -> str:
 
 EXAMPLES: dict[str, Example] = {e.name: e for e in (
     # device: measure, then the profile in the other commands
-    Example("measure", ("measure {probe} --quick --save mine",)),
+    Example("measure", ("measure {probe} --quick --save mine",), charts=True),
     Example("measure-json", ("measure {probe} --quick --json",), json=True),
     Example("profiles-list", ("profiles list",), own_home=True),
     Example("profiles-list-json", ("profiles list --json",), json=True,
@@ -198,7 +200,7 @@ EXAMPLES: dict[str, Example] = {e.name: e for e in (
     # a live server: MariaDB from this host's binaries under an insert load (Env.server)
     Example("advise-mine", ("advise -H 127.0.0.1 -P {port} -u root --interval 5 "
                             "--profile mine",), needs=("measure",), resource="server",
-            codes=(0, 3, 4)),
+            codes=(0, 3, 4), charts=True),
     Example("advise", ("advise -H 127.0.0.1 -P {port} -u root --interval 5 "
                        "--profile samsung-990-pro",), resource="server", codes=(0, 3, 4),
             emulate="samsung-990-pro"),
@@ -208,7 +210,7 @@ EXAMPLES: dict[str, Example] = {e.name: e for e in (
     # the lab: servers of its own, on this host's storage
     Example("lab-run", (f"lab run {LAB} --flush-method O_DIRECT,O_DIRECT_NO_FSYNC "
                         "--trx-commit 1 --connections 1,4 --duration 5",),
-            needs=("measure",), resource="binaries"),
+            needs=("measure",), resource="binaries", charts=True),
     Example("lab-calibrate", ("lab calibrate --datadir-on {lab} --connections 1,4 "
                               "--duration 3 --warmup 1 --save docs-insert",),
             resource="binaries"),
@@ -347,6 +349,10 @@ class Env:
         return step.format(probe=self.root / "probe", lab=self.root / "lab", tmp=self.root,
                            port=port)
 
+    def charts_dir(self, name: str) -> Path:
+        """Where an example with charts=True wrote its PNGs."""
+        return self.root / "charts" / name
+
     def shown(self, text: str) -> str:
         return text.replace(str(self.root), SHOWN_TMP)
 
@@ -437,10 +443,12 @@ class Env:
             env["HOME"] = str(home)   # no ~/.my.cnf of the user's
         shown: list[str] = []
         result = None
-        for step in ex.steps:
+        for i, step in enumerate(ex.steps):
             args = self._format(step)
             shown.append(self.shown(args))
             log(f"  $ innoflush {shown[-1]}")
+            if ex.charts and i == len(ex.steps) - 1:
+                args += f" --png {self.charts_dir(ex.name)}"
             result = run_quietly_stoppable(_innoflush_cmd() + args.split(), env)
             if result.returncode not in ex.codes:
                 raise RuntimeError(f"{ex.name}: `innoflush {args}` exited "

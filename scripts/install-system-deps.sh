@@ -8,6 +8,8 @@
 #   sysbench       - the user's-own-load tests of `lab validate --workload-cmd`
 #   prometheus-node-exporter - serves the `--prom` files through its textfile
 #                    collector in the tests (the tests start it on a loopback port)
+#   chromium, chromium-driver - the headless browser the --html page tests open the
+#                    pages in (tests/browser.py)
 # Needs root (apt-get). Without it, says so loudly; under CI=true that is an error,
 # because the real-server tests must run there.
 set -uo pipefail
@@ -29,6 +31,8 @@ fi
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v prometheus-node-exporter >/dev/null 2>&1 \
   || [ -x /usr/bin/prometheus-node-exporter ] || need+=(prometheus-node-exporter)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then

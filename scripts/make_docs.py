@@ -19,7 +19,10 @@ Kinds of block (the words after ``generated:``):
   by ``;``: ``head N``, ``tail N``, ``grep REGEX`` (the matching lines), ``block REGEX``
   (from a matching line to the next blank line); a skipped stretch shows as ``...``;
 - ``call MODULE:FUNCTION`` — the Markdown a function of the package returns (a table the
-  code holds).
+  code holds);
+- ``chart EXAMPLE CHART`` — a chart of an example's run (its ``--png`` file, the example
+  marked ``charts=True``), copied to docs/images/EXAMPLE-CHART.png; the block is the
+  Markdown image.
 
 The examples run the installed ``innoflush`` in a temporary world that is gone when the
 script ends, servers and containers included (``docs_examples``). Without server
@@ -231,7 +234,7 @@ class Block:
         return f"{self.kind}-{self.args.replace(' ', '-')}"
 
     def cheap(self) -> bool:
-        return self.kind != "example"
+        return self.kind not in ("example", "chart")
 
     def matches(self, only: str) -> bool:
         return only in (self.name, self.kind)
@@ -247,7 +250,27 @@ class Block:
                 raise KeyError(f"{self.path.name}: no example named {self.args!r}")
             assert env is not None
             return env.output(self.args).render(self.trim)
+        if self.kind == "chart":
+            return self._chart(env)
         raise KeyError(f"{self.path.name}: unknown block kind {self.kind!r}")
+
+    def _chart(self, env: Env | None) -> str:
+        import os
+        import shutil
+
+        example, _, chart = self.args.partition(" ")
+        if example not in EXAMPLES or not EXAMPLES[example].charts:
+            raise KeyError(f"{self.path.name}: no example {example!r} with charts=True")
+        assert env is not None
+        out = env.output(example)
+        found = sorted(env.charts_dir(example).glob(f"*-{chart}.png"))
+        if not found:
+            raise Skip(f"{example} drew no chart {chart!r}")
+        target = ROOT / "docs" / "images" / f"{example}-{chart}.png"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(found[0], target)
+        rel = os.path.relpath(target, self.path.parent)
+        return f"![{chart} of `innoflush {out.shown[-1]}`]({rel})\n"
 
 
 def blocks_of(path: Path) -> list[Block]:

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from ..charts.output import chart_options, check_targets, emit
 from ..errors import InnoflushError, UsageError
 from ..live.connect import ConnectError, connect, resolve_options, scrub
 
@@ -132,11 +133,12 @@ class _AdviseCommand(click.Command):
 @click.option("--prom", "prom_path", default=None, metavar="FILE",
               help="Also write the report as Prometheus metrics to FILE (atomically), for "
                    "node_exporter's textfile collector; see docs/prometheus.md.")
+@chart_options
 def advise_command(host, port, socket, user, defaults_file, login_path, prompt_password,
                    ask_password, ssl_mode, ssl_ca, ssl_cert, ssl_key, connect_timeout,
                    interval, samples, profile_ref, measure, durability, connections,
                    cpu_cores, workload_ref, ignore_rules, no_predict,
-                   seed, as_json, prom_path) -> None:
+                   seed, as_json, prom_path, html_file, png_dir) -> None:
     import pymysql
 
     from ..profiles import load_profile
@@ -159,6 +161,7 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
         from ..prom import check_prom_path
 
         check_prom_path(prom_path)   # exit 2 before connecting
+    check_targets(html_file, png_dir)
     profile = load_profile(profile_ref) if profile_ref else None
     wprofile = None
     if workload_ref:
@@ -174,7 +177,7 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
                     durability=durability, connections=connections, cpu_cores=cpu_cores,
                     workload_profile=wprofile, ignore_rules=ignore_rules,
                     predict=not no_predict, seed=seed, as_json=as_json,
-                    prom_path=prom_path)
+                    prom_path=prom_path, html_file=html_file, png_dir=png_dir)
         return
     opts = resolve_options(host=host, port=port, socket=socket, user=user,
                            defaults_file=defaults_file, login_path=login_path,
@@ -203,6 +206,7 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
                              + (f" (error {code})" if code else "")) from None
     finally:
         session.close()
+    emit("advise", report, html_file, png_dir, render_text(report))
     click.echo(to_json(report) if as_json else render_text(report), nl=False)
     write_report_prom(prom_path, report)
     if report["exit_code"]:

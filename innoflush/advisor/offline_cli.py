@@ -8,6 +8,7 @@ import sys
 import click
 from click.core import ParameterSource
 
+from ..charts.output import emit
 from ..errors import UsageError
 from .report import render_text, to_json
 
@@ -20,7 +21,8 @@ LIVE_ONLY = ("host", "port", "socket", "user", "defaults_file", "login_path",
 def advise_from(click_ctx: click.Context, path: str, *, profile, measure: bool,
                 durability: str, connections: int | None, cpu_cores: int | None,
                 workload_profile, ignore_rules, predict: bool, seed: int,
-                as_json: bool, prom_path: str | None = None) -> None:
+                as_json: bool, prom_path: str | None = None,
+                html_file: str | None = None, png_dir: str | None = None) -> None:
     """Read the capture, advise on it, print the report and exit with its code."""
     from ..live.capture import read_capture
     from .advise import advise_capture
@@ -41,6 +43,7 @@ def advise_from(click_ctx: click.Context, path: str, *, profile, measure: bool,
                             connections=connections, predict=predict, seed=seed,
                             cpu_cores=cpu_cores, workload_profile=workload_profile,
                             ignore_rules=ignore_rules)
+    emit("advise", report, html_file, png_dir, render_text(report))
     click.echo(to_json(report) if as_json else render_text(report), nl=False)
     if prom_path is not None:
         from ..prom import advise_metrics, write_prom

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import click
 
+from ..charts.output import chart_options, check_targets, emit
 from ..errors import UsageError
 from ..simulator.workload_profile import load_workload
 from ..units import parse_list, parse_size
@@ -261,13 +262,15 @@ def lab_group() -> None:
               help="Workload and simulation seed.")
 @click.option("--json", "as_json", is_flag=True,
               help="JSON output (keys: innoflush/lab/report.py, and the README).")
+@chart_options
 @click.pass_context
 def run_command(ctx, backend, image, basedir, flush_method, trx_commit, sync_binlog, log_bin,
                 connections, duration, warmup, workload, rows_per_trx, workload_cmd,
                 workload_prepare, datadir_on, profile_ref, measure, buffer_pool, port,
                 server_options, no_advise, emulate_ref, emulate_channels, seed,
-                as_json) -> None:
+                as_json, html_file, png_dir) -> None:
     parse_size(buffer_pool)
+    check_targets(html_file, png_dir)
     command = one_command(workload_cmd, workload_prepare)
     if command is not None and _given(ctx, "workload", "rows_per_trx"):
         raise UsageError(f"{' and '.join(_given(ctx, 'workload', 'rows_per_trx'))}: not with "
@@ -285,6 +288,7 @@ def run_command(ctx, backend, image, basedir, flush_method, trx_commit, sync_bin
         command=command)
     run_phase, line = _progress(not as_json and sys.stderr.isatty())
     report = _interruptible(lambda: lab_run(opts, progress=run_phase, progress_line=line))
+    emit("lab run", report, html_file, png_dir, run_report.render_text(report))
     click.echo(run_report.to_json(report) if as_json else run_report.render_text(report),
                nl=False)
 
@@ -449,14 +453,17 @@ report is still written) or another failure; 130 interrupted.
 @click.option("--progress/--no-progress", "show_progress", default=None,
               help="Progress lines on stderr (default: when it is a terminal and not "
               "--json).")
+@chart_options
 @click.pass_context
 def validate_command(ctx, backend, image, basedir, devices, connections, flush_method,
                      trx_commit, duration, warmup, calibrate_duration, replicates,
                      workload_value, rows_per_trx, workload_cmd, workload_prepare, changes,
                      preload_rows, datadir_on, profile_ref, measure, emulate_channels,
                      buffer_pool, server_options, save_workload, force, seed, as_json,
-                     markdown_file, show_progress) -> None:
+                     markdown_file, show_progress, html_file, png_dir) -> None:
     parse_size(buffer_pool)
+    check_targets(html_file, png_dir)
+    charts = (html_file, png_dir)
     if workload_cmd or workload_prepare:
         stale = _given(ctx, "flush_method", "trx_commit", "calibrate_duration", "replicates",
                        "rows_per_trx", "preload_rows", "save_workload", "force")
@@ -478,7 +485,7 @@ def validate_command(ctx, backend, image, basedir, devices, connections, flush_m
             command="innoflush " + shlex.join(sys.argv[1:]))   # the commands, quoted
         _validate_output(change_report, lambda progress, line: lab_change_validate(
             cvopts, progress=progress, progress_line=line), as_json, markdown_file,
-            show_progress)
+            show_progress, charts)
         return
     if changes is not None:
         raise UsageError("--changes is for --workload-cmd")
@@ -496,11 +503,13 @@ def validate_command(ctx, backend, image, basedir, devices, connections, flush_m
                             calibrate_duration_s=calibrate_duration, replicates=replicates,
                             save_workload=save_workload, force=force, command=command_line())
     _validate_output(validate_report, lambda progress, line: lab_validate(
-        vopts, progress=progress, progress_line=line), as_json, markdown_file, show_progress)
+        vopts, progress=progress, progress_line=line), as_json, markdown_file, show_progress,
+        charts)
 
 
 def _validate_output(renderer, run, as_json: bool, markdown_file: str | None,
-                     show_progress: bool | None) -> None:
+                     show_progress: bool | None,
+                     charts: tuple[str | None, str | None] = (None, None)) -> None:
     """Run a validation (run(progress, progress_line)), write its Markdown, print it
     (text or JSON: the renderer module's render_text/to_json/render_markdown); exit 1
     when a cell failed."""
@@ -523,6 +532,7 @@ def _validate_output(renderer, run, as_json: bool, markdown_file: str | None,
     if markdown_file:
         with open(markdown_file, "w", encoding="utf-8") as f:
             f.write(renderer.render_markdown(report))
+    emit("lab validate", report, *charts, renderer.render_text(report))
     click.echo(renderer.to_json(report) if as_json else renderer.render_text(report),
                nl=False)
     if any("error" in c for d in report["devices"] for c in d.get("cells", [])):

@@ -8,6 +8,7 @@ import time
 
 import click
 
+from ..charts.output import chart_options, check_targets, emit
 from ..errors import UsageError
 from ..profiles import OPS, save_profile, user_profile_dir
 from ..profiles.model import NAME_RE
@@ -92,11 +93,13 @@ def _option(name: str, parse, *args):
 @click.option("--prom", "prom_path", default=None, metavar="FILE",
               help="Also write the result as Prometheus metrics to FILE (atomically), for "
                    "node_exporter's textfile collector; see docs/prometheus.md.")
+@chart_options
 def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
                     direct: str | None, jobs: str | None, duration: float | None,
                     count: int | None, warmup: int, file_size: str, engine: str,
                     as_json: bool, save_name: str | None, force: bool,
-                    prom_path: str | None) -> None:
+                    prom_path: str | None, html_file: str | None,
+                    png_dir: str | None) -> None:
     """Measure write and sync latency of the storage under directory PATH.
 
     Writes a probe file it creates in PATH (removed at the end, also on Ctrl-C), and
@@ -134,6 +137,7 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
 
         check_prom_path(prom_path)   # exit 2 before the run, not after it
 
+    check_targets(html_file, png_dir)
     progress = None
     if not as_json and sys.stderr.isatty():
         progress = _Progress(len(specs), duration)
@@ -152,10 +156,11 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
         from ..prom import measure_metrics, write_prom
 
         write_prom(prom_path, measure_metrics(result))
+    from .report import render
+    emit("measure", result.to_dict(), html_file, png_dir, render(result))
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
-        from .report import render
         click.echo(render(result))
         if saved is not None:
             click.echo(f"\nSaved as device profile {save_name!r}: {saved}")

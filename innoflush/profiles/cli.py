@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..charts.output import chart_options, check_targets, emit
 from ..errors import ProfileError, UsageError
 from . import render
 from .model import NAME_RE, DeviceProfile
@@ -75,9 +76,16 @@ def show_command(ref: str, as_json: bool) -> None:
 @profiles_group.command("compare")
 @click.argument("refs", nargs=-1, required=True, metavar="NAME|FILE...")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def compare_command(refs: tuple[str, ...], as_json: bool) -> None:
+@chart_options
+def compare_command(refs: tuple[str, ...], as_json: bool, html_file: str | None,
+                    png_dir: str | None) -> None:
     """Profiles side by side: sync and write per test, and the ratio to the first."""
-    data = render.compare_data([load_profile(r) for r in refs])
+    check_targets(html_file, png_dir)
+    profiles = [load_profile(r) for r in refs]
+    data = render.compare_data(profiles)
+    emit("profiles compare", {"compare": render.compare_json(data),
+                              "profiles": [p.to_dict() for p in profiles]},
+         html_file, png_dir, render.render_compare(data))
     if as_json:
         click.echo(_dump(render.compare_json(data)), nl=False)
     else:

@@ -9,6 +9,7 @@ import sys
 
 import click
 
+from ..charts.output import chart_options, check_targets, emit
 from ..errors import UsageError
 from ..profiles import load_profile
 from ..units import format_size, parse_list, parse_size
@@ -241,13 +242,15 @@ def _row(cfg: ServerConfig, wl: Workload, runs, summary) -> dict:
 @click.option("--jobs", type=int, default=None, help="Parallel processes (default: cores).")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.option("--csv", "as_csv", is_flag=True, help="CSV output, one row per combination.")
+@chart_options
 def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog, log_bin,
                      connections, use_fdatasync, io_capacity, io_capacity_max, redo_capacity,
                      buffer_pool, doublewrite, doublewrite_pages, binlog_sync_delay,
                      flush_log_timeout, cpu_cores, io_cores, workload_file, cpu_us, client_us,
                      redo_bytes, binlog_bytes, pages_per_trx, hot_page_share, work_cv, tablespaces,
                      growth_bytes,
-                     duration, seed, replications, jobs, as_json, as_csv) -> None:
+                     duration, seed, replications, jobs, as_json, as_csv, html_file,
+                     png_dir) -> None:
     """Simulate InnoDB on a device profile: every combination of the listed values.
 
     \b
@@ -261,6 +264,7 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
         raise UsageError("--duration must be in (0, 3600] simulated seconds")
     if not 1 <= replications <= 30:
         raise UsageError("--replications must be between 1 and 30")
+    check_targets(html_file, png_dir)
     profile = load_profile(profile_ref)
     base = ServerConfig(
         flavor=flavor.lower(), log_bin=log_bin,
@@ -300,12 +304,13 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
     rows = [_row(cfg, wl, runs, summary) for (cfg, wl), (runs, summary) in zip(cases, results,
                                                                                 strict=True)]
     notes = sorted({n for r in rows for run in r["runs"] for n in run["notes"]})
+    data = {"profile": profile.name, "title": profile.title, "flavor": base.flavor,
+            "duration_s": duration, "seed": seed, "workload_profile": wprofile.name,
+            "workload_source": source, "workload": workload.to_dict(), "rows": rows,
+            "notes": notes}
+    emit("simulate", data, html_file, png_dir)
     if as_json:
-        click.echo(json.dumps({"profile": profile.name, "title": profile.title,
-                               "flavor": base.flavor, "duration_s": duration, "seed": seed,
-                               "workload_profile": wprofile.name, "workload_source": source,
-                               "workload": workload.to_dict(), "rows": rows,
-                               "notes": notes}, indent=2))
+        click.echo(json.dumps(data, indent=2))
         return
     if as_csv:
         buf = io.StringIO()
@@ -368,8 +373,9 @@ def _parse_bool(text: str) -> bool:
               help="Server CPU cores.")
 @click.option("--no-check", is_flag=True, help="Skip the cross-check by simulation.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
+@chart_options
 def tps_command(profile_ref, flavor, target_tps, workload_ref, cpu_us, client_us, redo_bytes,
-                cpu_cores, no_check, as_json) -> None:
+                cpu_cores, no_check, as_json, html_file, png_dir) -> None:
     """Commits per second one connection gets from a device, per durability setting:
     bound by the device where a sync is in the commit path, by the CPU where none is."""
     if target_tps is not None and target_tps <= 0:
@@ -379,6 +385,7 @@ def tps_command(profile_ref, flavor, target_tps, workload_ref, cpu_us, client_us
             raise UsageError(f"{name} must be >= 0")
     if cpu_cores < 1:
         raise UsageError("--cpu-cores must be >= 1")
+    check_targets(html_file, png_dir)
     profile = load_profile(profile_ref)
     wprofile = workload_profile(workload_ref)
     overrides = {k: v for k, v in (("cpu_us_per_trx", cpu_us), ("client_us_per_trx", client_us),
@@ -395,6 +402,7 @@ def tps_command(profile_ref, flavor, target_tps, workload_ref, cpu_us, client_us
     out = tps_table(profile, flavor.lower(), target_tps, at(1), check=not no_check,
                     cpu_cores=cpu_cores, workload_at=at)
     out = {**out, "workload_profile": wprofile.name, "workload_source": source}
+    emit("tps", out, html_file, png_dir)
     if as_json:
         click.echo(json.dumps(out, indent=2))
         return

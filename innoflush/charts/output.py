@@ -1,0 +1,97 @@
+"""--html FILE and --png DIR: the options, their checks before a (possibly long) run, and
+the writing after it. Imports no plotting library: a command without these options
+never loads matplotlib."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+
+HTML_HELP = "Also write a self-contained HTML page (charts inline as SVG) to FILE."
+PNG_HELP = "Also write the page's charts as PNG files into DIR (created if missing)."
+
+
+def chart_options(func: Callable) -> Callable:
+    """Add --html FILE and --png DIR to a click command (as html_file, png_dir)."""
+    func = click.option("--png", "png_dir", default=None, metavar="DIR", help=PNG_HELP)(func)
+    return click.option("--html", "html_file", default=None, metavar="FILE",
+                        help=HTML_HELP)(func)
+
+
+def check_targets(html_file: str | None, png_dir: str | None) -> None:
+    """Refuse, before anything runs, a page or a PNG directory that could not be written:
+    a missing or read-only directory, a directory where the page would go, a file where
+    the PNG directory would go. --png's directory is created here."""
+    if html_file is not None:
+        p = Path(html_file)
+        if p.is_dir():
+            raise UsageError(f"--html {html_file}: is a directory (give a file name)")
+        parent = p.parent if str(p.parent) else Path(".")
+        if not parent.is_dir():
+            raise UsageError(f"--html {html_file}: no such directory {parent}")
+        if not os.access(parent, os.W_OK | os.X_OK) or \
+                (p.exists() and not os.access(p, os.W_OK)):
+            raise UsageError(f"--html {html_file}: cannot write there (permission denied)")
+    if png_dir is not None:
+        d = Path(png_dir)
+        if d.exists() and not d.is_dir():
+            raise UsageError(f"--png {png_dir}: exists and is not a directory")
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--png {png_dir}: cannot create it ({exc.strerror})") from None
+        if not os.access(d, os.W_OK | os.X_OK):
+            raise UsageError(f"--png {png_dir}: cannot write there (permission denied)")
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write path through a temporary file in its directory, then rename: a reader never
+    sees half a page, and a failure leaves the previous file as it was."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def png_name(command: str, chart: str) -> str:
+    """The PNG file of a chart: the command and the chart, e.g. simulate-tps.png."""
+    return f"{command.replace(' ', '-')}-{chart}.png"
+
+
+def emit(kind: str, data: dict, html_file: str | None, png_dir: str | None,
+         text: str | None = None) -> list[Path]:
+    """Build the page of a command's result (kind: the command, data: its JSON form, text:
+    its text report) and write what was asked; the paths written."""
+    if html_file is None and png_dir is None:
+        return []
+    from .build import build_page
+    from .figure import to_png
+    from .page import render_html
+
+    page = build_page(kind, data, text)
+    written = []
+    if html_file is not None:
+        path = Path(html_file)
+        write_atomic(path, render_html(page).encode("utf-8"))
+        written.append(path)
+    if png_dir is not None:
+        check_targets(None, png_dir)     # created if it went away during the run
+        for chart in page.charts:
+            path = Path(png_dir) / png_name(page.command, chart.name)
+            write_atomic(path, to_png(chart.figure))
+            written.append(path)
+    return written
