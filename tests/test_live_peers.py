@@ -7,7 +7,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 
 from innoflush.live import peers
 from innoflush.live.procfs import processes_cpu
