@@ -252,13 +252,28 @@ def test_check_targets(tmp_path):
     assert (tmp_path / "new" / "pngs").is_dir()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through permissions")
 def test_check_targets_read_only(tmp_path):
+    """A directory nobody may write to: a read-only tmpfs of the test's own (root, as the
+    tests run here, writes through 0555 permissions; a read-only mount stops it too)."""
+    import shutil
+    import subprocess
+
     ro = tmp_path / "ro"
     ro.mkdir()
-    ro.chmod(stat.S_IRUSR | stat.S_IXUSR)
-    with pytest.raises(UsageError, match="permission denied"):
-        check_targets(str(ro / "a.html"), None)
+    if os.geteuid() == 0 and shutil.which("mount"):
+        got = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "innoflush-charts",
+                              str(ro)], capture_output=True, text=True, check=False)
+        assert got.returncode == 0, got.stderr
+    else:
+        ro.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        with pytest.raises(UsageError, match="(?i)permission denied|read-only"):
+            check_targets(str(ro / "a.html"), None)
+        with pytest.raises(UsageError, match="(?i)permission denied|read-only"):
+            check_targets(None, str(ro / "pngs"))
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["umount", str(ro)], check=False)
 
 
 def test_emit_writes_page_and_pngs_atomically(tmp_path):
