@@ -342,3 +342,17 @@ def docker_stopped_check(docker_engine):
         if server.port is not None:
             assert not is_listening(server.port), f"something still listens on {server.port}"
     return check
+
+
+@pytest.fixture
+def fake_clock(monkeypatch):
+    """The sampling loop's clock and sleep, driven by the test (no real waiting)."""
+    from innoflush.live import sampling
+
+    now = [100.0]
+    monkeypatch.setattr(sampling, "CLOCK", lambda: now[0])
+
+    def sleep(s):
+        now[0] += s
+    monkeypatch.setattr(sampling, "SLEEP", sleep)
+    return now

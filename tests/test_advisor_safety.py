@@ -14,24 +14,13 @@ import copy
 
 import pymysql
 import pytest
+from test_advisor_rules import PLP, VOLATILE  # the rules tests' devices
 
 from innoflush.advisor.device import reconcile_with_sys
-from innoflush.advisor.rules import Context, DeviceFacts, evaluate
-from innoflush.live import sampling
+from innoflush.advisor.rules import Context, evaluate
 from innoflush.live.facts import facts_from_variables
 from innoflush.live.replication import channel_from_row
 from innoflush.live.sampling import Snapshot, interval_between, observe, sample
-
-VOLATILE = DeviceFacts(name="consumer", title="Consumer NVMe", source="profile",
-                       klass="consumer NVMe", plp="no", verdict="volatile-cache",
-                       o_direct_no_fsync_safe=False, reasons=["fsync 2.9 ms"],
-                       filesystem="ext4", fsync_ns=2.9e6, fdatasync_ns=2.8e6,
-                       fsync_exact=True, fdatasync_exact=True)
-PLP = DeviceFacts(name="plp", title="Enterprise NVMe", source="profile",
-                  klass="enterprise NVMe", plp="yes",
-                  verdict="non-volatile-cache-or-flush-ignored", o_direct_no_fsync_safe=True,
-                  reasons=["fsync 40 µs"], filesystem="xfs", fsync_ns=40e3,
-                  fdatasync_ns=25e3, fsync_exact=True, fdatasync_exact=True)
 
 
 def build(fx: dict, device=None, durability="strict", datadir_fs=None, replica=None,
@@ -425,17 +414,6 @@ class LosingSession:
 
     def close(self):
         self.closed = True
-
-
-@pytest.fixture
-def fake_clock(monkeypatch):
-    now = [100.0]
-    monkeypatch.setattr(sampling, "CLOCK", lambda: now[0])
-
-    def sleep(s):
-        now[0] += s
-    monkeypatch.setattr(sampling, "SLEEP", sleep)
-    return now
 
 
 def test_restart_mid_interval_loses_only_that_interval(fake_clock):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from innoflush.errors import UsageError
-from innoflush.live import sampling
 from innoflush.live.sampling import (
     SamplingError,
     Snapshot,
@@ -107,17 +106,6 @@ class FakeStatusSession:
         if sql.startswith("SHOW GLOBAL STATUS WHERE"):
             return [("Threads_running", 4), ("Innodb_data_pending_fsyncs", 1)]
         raise AssertionError(sql)
-
-
-@pytest.fixture
-def fake_clock(monkeypatch):
-    now = [100.0]
-    monkeypatch.setattr(sampling, "CLOCK", lambda: now[0])
-
-    def sleep(s):
-        now[0] += s
-    monkeypatch.setattr(sampling, "SLEEP", sleep)
-    return now
 
 
 def test_sample_loop_with_polls(fake_clock):
