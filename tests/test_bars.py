@@ -179,3 +179,14 @@ def test_measure_p99_mark_when_backed(tmp_path):
     (row,) = [ln for ln in res.output.splitlines() if ln.startswith("none ")]
     assert row.rstrip().endswith(MARK)  # 1,000 samples back p99: its mark ends the bar
     assert row.count("—*") == 1  # p99.9 still is not backed
+
+
+def test_saved_profile_says_its_tail_is_not_backed(tmp_path):
+    from innoflush.measure import TestSpec, measure
+
+    result = measure(str(tmp_path), tests=[TestSpec("fsync", 16384, False, 1)],
+                     duration_s=None, count=300)
+    (test,) = result.to_profile("probe").tests
+    assert test.sync.p99_9_ns is not None  # the figure stays, for the profile's shape
+    assert test.note == result.tests[0].tail_note
+    assert test.note.startswith("n=300 samples: not enough for p99 ")

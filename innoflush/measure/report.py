@@ -115,8 +115,10 @@ def _barred(t: TestResult):
 def _add_bars(result: MeasureResult, rows: list[list[str]]) -> None:
     """A log-scale bar of each test's p50 with a mark at its p99, on the row of the call
     it shows (the rows are those of _rows, in order)."""
-    shown = [_barred(t) for t in result.tests if not t.unsupported]
-    top = max((s.p99_ns or s.p50_ns or 0 for s in shown if s is not None), default=0)
+    shown = [s for s in (_barred(t) for t in result.tests if not t.unsupported) if s]
+    # the scale ends at the largest figure the table backs: a p99 only where it is backed
+    top = max(((s.p50_ns if "p99" in unbacked_quantiles(s.count) else s.p99_ns) or 0
+               for s in shown), default=0)
     i = 0
     for t in result.tests:
         n_rows = 1 if t.unsupported or t.sync is None else 2

@@ -160,9 +160,12 @@ class MeasureResult:
         for t in self.tests:
             if t.unsupported or t.count == 0:
                 continue
-            note = ""
+            notes = []
             if self.engine == "fio" and t.sync is not None:
-                note = "fio: write and sync measured separately, no total"
+                notes.append("fio: write and sync measured separately, no total")
+            if t.tail_note:  # the profile keeps the figures; it says which are not backed
+                notes.append(t.tail_note)
+            note = "; ".join(notes)
             tests.append(ProfileTest(op=t.op, write_bytes=t.write_bytes, direct=t.direct,
                                      jobs=t.jobs, ops_per_s=t.ops_per_s, write=t.write,
                                      sync=t.sync, total=t.total, source="measured",
