@@ -150,6 +150,8 @@ def _default_cell(param: click.Parameter) -> str:
         return "required"
     value = param.default
     if isinstance(param, click.Option) and param.is_flag:
+        if param.secondary_opts and _unset(value):
+            return "—"  # neither side: the command decides (--bars: on a terminal)
         on = bool(value) and not _unset(value)
         if param.secondary_opts:
             return f"`{param.opts[0] if on else param.secondary_opts[0]}`"

@@ -8,6 +8,7 @@ import time
 
 import click
 
+from ..bars import want_bars
 from ..charts.output import chart_options, check_targets, emit
 from ..errors import UsageError
 from ..profiles import OPS, save_profile, user_profile_dir
@@ -94,12 +95,15 @@ def _option(name: str, parse, *args):
               help="Also write the result as Prometheus metrics to FILE (atomically), for "
                    "node_exporter's textfile collector; see docs/prometheus.md.")
 @chart_options
+@click.option("--bars/--no-bars", default=None,
+              help="A bar of each test's sync p50 with a mark at its p99 (default: only "
+                   "when stdout is a terminal; never with --json).")
 def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
                     direct: str | None, jobs: str | None, duration: float | None,
                     count: int | None, warmup: int, file_size: str, engine: str,
                     as_json: bool, save_name: str | None, force: bool,
                     prom_path: str | None, html_file: str | None,
-                    png_dir: str | None) -> None:
+                    png_dir: str | None, bars: bool | None) -> None:
     """Measure write and sync latency of the storage under directory PATH.
 
     Writes a probe file it creates in PATH (removed at the end, also on Ctrl-C), and
@@ -161,6 +165,6 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
-        click.echo(render(result))
+        click.echo(render(result, bars=want_bars(bars)))
         if saved is not None:
             click.echo(f"\nSaved as device profile {save_name!r}: {saved}")

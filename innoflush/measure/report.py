@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from ..bars import log_bar
 from ..units import format_size, format_us_cell
-from .result import MeasureResult, TestResult
+from .result import (
+    TAIL_MIN_COUNT,
+    TAIL_SAMPLES,
+    MeasureResult,
+    TestResult,
+    unbacked_quantiles,
+)
 
 _HEADERS = ["op", "size", "mode", "jobs", "call", "count", "ops/s", "mean µs", "p50 µs",
             "p90 µs", "p99 µs", "p99.9 µs", "max µs"]
@@ -13,18 +20,39 @@ _ALIGN = ["left", "right", "left", "right", "left", "right", "right", "right", "
           "right", "right", "right", "right"]
 
 
+TAIL_NOTE = ("too few samples (the count column) to back this quantile: p99 needs "
+             f"{TAIL_MIN_COUNT['p99']:,}, p99.9 {TAIL_MIN_COUNT['p99.9']:,}, so that "
+             f"{TAIL_SAMPLES} lie beyond it; measure longer (--duration or --count)")
+
+
 def _yn(v) -> str:
     return "?" if v is None else ("yes" if v else "no")
+
+
+def _mark(note: str, notes: list[str]) -> str:
+    """The footnote mark of note ("*", "**", ...), adding it to notes the first time."""
+    if note not in notes:
+        notes.append(note)
+    return "*" * (notes.index(note) + 1)
+
+
+def _tail_cells(s, notes: list[str]) -> list[str]:
+    """p99 and p99.9 cells: the figure, or a marked dash where too few samples back it
+    (the count is in its column; the JSON's tail_note names it)."""
+    unbacked = unbacked_quantiles(s.count)
+    cells = []
+    for name, ns in (("p99", s.p99_ns), ("p99.9", s.p99_9_ns)):
+        cells.append("—" + _mark(TAIL_NOTE, notes) if name in unbacked
+                     else format_us_cell(ns))
+    return cells
 
 
 def _rows(t: TestResult, notes: list[str]) -> list[list[str]]:
     head = [t.op, format_size(t.write_bytes), "O_DIRECT" if t.direct else "buffered",
             str(t.jobs)]
     if t.unsupported:
-        if t.unsupported not in notes:
-            notes.append(t.unsupported)
-        mark = "*" * (notes.index(t.unsupported) + 1)
-        return [head + ["n/a" + mark, "", "", "", "", "", "", "", ""]]
+        return [head + ["n/a" + _mark(t.unsupported, notes), "", "", "", "", "", "", "",
+                        ""]]
     rows = []
     calls = [("write+O_DSYNC" if t.op == "dsync" else "write", t.write)]
     if t.sync is not None:
@@ -34,8 +62,8 @@ def _rows(t: TestResult, notes: list[str]) -> list[list[str]]:
         rows.append((head if first else ["", "", "", ""]) + [
             call, f"{s.count:,}" if first else "",
             f"{t.ops_per_s:,.0f}" if first and t.ops_per_s is not None else "",
-            *(format_us_cell(ns) for ns in (s.mean_ns, s.p50_ns, s.p90_ns, s.p99_ns,
-                                            s.p99_9_ns, s.max_ns))])
+            *(format_us_cell(ns) for ns in (s.mean_ns, s.p50_ns, s.p90_ns)),
+            *_tail_cells(s, notes), format_us_cell(s.max_ns)])
     return rows
 
 
@@ -73,7 +101,38 @@ def facts_lines(facts: dict) -> list[str]:
     return tabulate(rows, tablefmt="plain").splitlines()
 
 
-def render(result: MeasureResult) -> str:
+# bars start at 1 µs: a fixed floor keeps a run's bars comparable with another's
+BAR_FLOOR_NS = 1000.0
+BAR_HEADER = "p50 bar, │ p99 (log, 1 µs to the max)"
+
+
+def _barred(t: TestResult):
+    """The call a test's bar shows: the sync when there is one, else the write (which
+    holds the sync for dsync)."""
+    return t.sync if t.sync is not None else t.write
+
+
+def _add_bars(result: MeasureResult, rows: list[list[str]]) -> None:
+    """A log-scale bar of each test's p50 with a mark at its p99, on the row of the call
+    it shows (the rows are those of _rows, in order)."""
+    shown = [s for s in (_barred(t) for t in result.tests if not t.unsupported) if s]
+    # the scale ends at the largest figure the table backs: a p99 only where it is backed
+    top = max(((s.p50_ns if "p99" in unbacked_quantiles(s.count) else s.p99_ns) or 0
+               for s in shown), default=0)
+    i = 0
+    for t in result.tests:
+        n_rows = 1 if t.unsupported or t.sync is None else 2
+        cells = [""] * n_rows
+        s = None if t.unsupported else _barred(t)
+        if s is not None:
+            mark = None if "p99" in unbacked_quantiles(s.count) else s.p99_ns
+            cells[n_rows - 1] = log_bar(s.p50_ns, top, BAR_FLOOR_NS, mark)
+        for cell in cells:
+            rows[i].append(cell)
+            i += 1
+
+
+def render(result: MeasureResult, bars: bool = False) -> str:
     s = result.settings
     if s.get("count") is not None:
         per = f"{s['count']} ops per job per test"
@@ -88,7 +147,12 @@ def render(result: MeasureResult) -> str:
     out.append("")
     notes: list[str] = []
     rows = [r for t in result.tests for r in _rows(t, notes)]
-    out.append(tabulate(rows, headers=_HEADERS, colalign=_ALIGN, disable_numparse=True))
+    headers, align = list(_HEADERS), list(_ALIGN)
+    if bars:
+        _add_bars(result, rows)
+        headers.append(BAR_HEADER)
+        align.append("left")
+    out.append(tabulate(rows, headers=headers, colalign=align, disable_numparse=True))
     for i, n in enumerate(notes):
         out.append(f"{'*' * (i + 1)} {n}")
     v = result.plp_verdict

@@ -23,7 +23,9 @@ JSON keys (stable; latencies in nanoseconds, durations in seconds):
   of syncs, which may be one per job fewer than writes), ``ops_per_s`` (write+sync ops per
   second, all jobs), ``duration_s`` (measured time, the longest job), ``warmup_ops`` (ops
   dropped per job; 0 for fio), ``write``, ``sync``, ``total`` (latency summaries, or
-  null), ``unsupported`` (null, or why the test could not run, e.g. O_DIRECT refused).
+  null), ``unsupported`` (null, or why the test could not run, e.g. O_DIRECT refused),
+  ``tail_note`` (null, or why p99 / p99.9 of this test rest on too few samples to be
+  trusted: see TAIL_SAMPLES).
   ``write`` is the write call (for dsync it includes the O_DSYNC sync), ``sync`` the
   fsync/fdatasync call after it (null for none and dsync), ``total`` write + sync of the
   same op (null with fio for fsync/fdatasync: fio reports the two separately).
@@ -42,6 +44,28 @@ from ..profiles import DeviceProfile, ProfileTest, TestKey
 from ..stats import LatencySummary
 from ..units import format_size
 from .facts import device_class
+
+# A tail quantile is backed only when at least this many samples lie beyond it: p99.9 of
+# a 1 s run (about 5,000 syncs) rests on 5 samples, so one stray op moves it.
+TAIL_SAMPLES = 10
+TAIL_QUANTILES = (("p99", 0.99), ("p99.9", 0.999))
+# the sample count each tail quantile needs (p99: 1,000; p99.9: 10,000)
+TAIL_MIN_COUNT = {name: round(TAIL_SAMPLES / (1 - q)) for name, q in TAIL_QUANTILES}
+
+
+def unbacked_quantiles(count: int) -> list[str]:
+    """The tail quantiles ("p99", "p99.9") that count samples cannot back."""
+    return [name for name, need in TAIL_MIN_COUNT.items() if count < need]
+
+
+def tail_note(count: int) -> str | None:
+    """Why the tail of a distribution of count samples is not to be trusted, or None."""
+    names = unbacked_quantiles(count)
+    if not names:
+        return None
+    needs = ", ".join(f"{n} (needs {TAIL_MIN_COUNT[n]:,})" for n in names)
+    return (f"n={count:,} samples: not enough for {needs}: {TAIL_SAMPLES} samples must "
+            "lie beyond a quantile to back it; measure longer")
 
 
 @dataclass(frozen=True)
@@ -84,6 +108,12 @@ class TestResult:
     def spec(self) -> TestSpec:
         return TestSpec(self.op, self.write_bytes, self.direct, self.jobs)
 
+    @property
+    def tail_note(self) -> str | None:
+        """Why this test's p99/p99.9 rest on too few samples (the smallest call count)."""
+        counts = [x.count for x in (self.write, self.sync) if x is not None]
+        return tail_note(min(counts)) if counts else None
+
     def to_dict(self) -> dict:
         def s(x: LatencySummary | None):
             if x is None:
@@ -97,7 +127,8 @@ class TestResult:
                 "duration_s": (round(self.duration_s, 6) if self.duration_s is not None
                                else None),
                 "warmup_ops": self.warmup_ops, "write": s(self.write), "sync": s(self.sync),
-                "total": s(self.total), "unsupported": self.unsupported}
+                "total": s(self.total), "unsupported": self.unsupported,
+                "tail_note": self.tail_note}
 
 
 @dataclass
@@ -129,9 +160,12 @@ class MeasureResult:
         for t in self.tests:
             if t.unsupported or t.count == 0:
                 continue
-            note = ""
+            notes = []
             if self.engine == "fio" and t.sync is not None:
-                note = "fio: write and sync measured separately, no total"
+                notes.append("fio: write and sync measured separately, no total")
+            if t.tail_note:  # the profile keeps the figures; it says which are not backed
+                notes.append(t.tail_note)
+            note = "; ".join(notes)
             tests.append(ProfileTest(op=t.op, write_bytes=t.write_bytes, direct=t.direct,
                                      jobs=t.jobs, ops_per_s=t.ops_per_s, write=t.write,
                                      sync=t.sync, total=t.total, source="measured",

@@ -9,6 +9,7 @@ import sys
 
 import click
 
+from ..bars import bar, sparkline, want_bars
 from ..charts.output import chart_options, check_targets, emit
 from ..errors import UsageError
 from ..profiles import load_profile
@@ -243,6 +244,9 @@ def _row(cfg: ServerConfig, wl: Workload, runs, summary) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.option("--csv", "as_csv", is_flag=True, help="CSV output, one row per combination.")
 @chart_options
+@click.option("--bars/--no-bars", default=None,
+              help="A TPS bar per row and a TPS sparkline over connections per setting "
+                   "(default: only when stdout is a terminal; never with --json/--csv).")
 def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog, log_bin,
                      connections, use_fdatasync, io_capacity, io_capacity_max, redo_capacity,
                      buffer_pool, doublewrite, doublewrite_pages, binlog_sync_delay,
@@ -250,7 +254,7 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
                      redo_bytes, binlog_bytes, pages_per_trx, hot_page_share, work_cv, tablespaces,
                      growth_bytes,
                      duration, seed, replications, jobs, as_json, as_csv, html_file,
-                     png_dir) -> None:
+                     png_dir, bars: bool | None) -> None:
     """Simulate InnoDB on a device profile: every combination of the listed values.
 
     \b
@@ -337,12 +341,41 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
                       _fmt(r["data_fsyncs_per_s"], 1), _fmt(r["data_fsyncs_per_data_write"], 4),
                       f"{100 * r['device_flush_util']:.0f}%", f"{100 * r['cpu_util']:.0f}%",
                       _fmt(r["checkpoint_stall_s"], 2)])
-    click.echo(tabulate(table, headers=[
-        "flush_method", "trx_commit", "sync_binlog", "conns", "TPS", "commit p50 ms",
-        "p99 ms", "commits/redo sync", "data fsyncs/s", "fsyncs/write", "flush busy",
-        "CPU", "stall s"], disable_numparse=True, colalign=("left",) + ("right",) * 12))
+    headers = ["flush_method", "trx_commit", "sync_binlog", "conns", "TPS", "commit p50 ms",
+               "p99 ms", "commits/redo sync", "data fsyncs/s", "fsyncs/write", "flush busy",
+               "CPU", "stall s"]
+    align = ("left",) + ("right",) * 12
+    draw = want_bars(bars)
+    if draw:
+        top = max((r["tps"] for r in rows), default=0)
+        for line, r in zip(table, rows, strict=True):
+            line.append(bar(r["tps"], top))
+        headers.append("TPS (bar: the column's max)")
+        align += ("left",)
+    click.echo(tabulate(table, headers=headers, disable_numparse=True, colalign=align))
+    if draw:
+        for line in tps_sparklines(rows):
+            click.echo(line)
     for n in notes:
         click.echo(f"note: {n}")
+
+
+def tps_sparklines(rows: list[dict]) -> list[str]:
+    """One line per setting (flush method × trx_commit × sync_binlog) simulated at two or
+    more connection counts: TPS over connections as a sparkline, first and last value."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["flush_method"], r["trx_commit"], r["sync_binlog"]), []).append(r)
+    out = []
+    for (method, trx, sb), rs in groups.items():
+        rs = sorted(rs, key=lambda r: r["connections"])
+        if len(rs) < 2:
+            continue
+        setting = f"{method} trx_commit={trx}" + ("" if sb is None else f" sync_binlog={sb}")
+        out.append(f"TPS over connections {rs[0]['connections']}→{rs[-1]['connections']}: "
+                   f"{sparkline([r['tps'] for r in rs])}  {setting} "
+                   f"({rs[0]['tps']:,.0f} → {rs[-1]['tps']:,.0f})")
+    return out
 
 
 def _parse_bool(text: str) -> bool:
