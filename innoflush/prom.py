@@ -22,6 +22,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
 
 from .errors import UsageError
+from .measure.result import unbacked_keys
 
 # The latency quantiles exported, from a latency summary's keys; 0 and 1 are the min and
 # max, which are quantiles too and keep the gauge in one unit.
@@ -155,8 +156,9 @@ def measure_metrics(result: Any) -> CollectorRegistry:
             s = t.get(json_key)
             if not s:
                 continue
+            unbacked = unbacked_keys(s)   # a tail too few samples back is not exported
             for q, field in _QUANTILES:
-                if s.get(field) is not None:
+                if s.get(field) is not None and field not in unbacked:
                     reg.set(f"innoflush_device_{word}_latency_seconds",
                             f"Latency quantiles of {what}", round(s[field] / 1e9, 10), **key,
                             quantile=q)

@@ -22,7 +22,7 @@ from innoflush.errors import UsageError
 
 def summary(p50_us: float, spread: float = 2.0) -> dict:
     p50 = p50_us * 1000
-    return {"count": 100, "mean_ns": p50 * 1.1, "min_ns": p50 / 2, "p50_ns": p50,
+    return {"count": 20_000, "mean_ns": p50 * 1.1, "min_ns": p50 / 2, "p50_ns": p50,
             "p90_ns": p50 * spread, "p99_ns": p50 * spread ** 2,
             "p99_9_ns": p50 * spread ** 3, "max_ns": p50 * spread ** 4, "shape": "quantiles"}
 
@@ -62,6 +62,15 @@ def test_measure_cdf_marks_p50_p99_p999_at_their_values():
     marks = {tuple(line.get_xydata()[0]) for line in ax.lines
              if line.get_gid() == "series-0" and len(line.get_xydata()) == 1}
     assert marks == {(100.0, 0.5), (400.0, 0.99), (800.0, 0.999)}
+
+
+def test_measure_cdf_leaves_out_a_tail_too_few_samples_back():
+    t = mtest("fsync", 16384, True, 100)
+    t["sync"]["count"] = 5_000                      # backs p99, not p99.9
+    ax = measure_charts.latency_cdf({"tests": [t]}, "fsync").figure.axes[0]
+    marks = {tuple(line.get_xydata()[0]) for line in ax.lines
+             if line.get_gid() == "series-0" and len(line.get_xydata()) == 1}
+    assert marks == {(100.0, 0.5), (400.0, 0.99)}
 
 
 def test_measure_ops_bars_a_series_per_op():

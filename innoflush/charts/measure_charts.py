@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
+from ..measure.result import unbacked_keys
 from ..units import format_size
 from .figure import empty_note, log_axis, new_figure, pad_log_limits, tag
 from .page import Chart, Page
@@ -56,6 +57,8 @@ def summary_values_us(summary: dict) -> list[float]:
 def plot_summary(ax, summary: dict, label: str, index: int, color=None) -> bool:
     """One distribution as series `index`: its CDF through the quantiles it has, with
     p50/p99/p99.9 marked, or its mean as one point; False when it has neither."""
+    # a tail quantile too few samples back is left out, as the text report leaves it out
+    summary = {k: v for k, v in summary.items() if k not in unbacked_keys(summary)}
     pts = [(summary[k] / 1000.0, p) for k, p in CDF_POINTS if summary.get(k) is not None]
     if summary.get("shape") == "mean-only" or not pts:
         if summary.get("mean_ns") is None:

@@ -58,6 +58,18 @@ def unbacked_quantiles(count: int) -> list[str]:
     return [name for name, need in TAIL_MIN_COUNT.items() if count < need]
 
 
+_TAIL_KEYS = {"p99": "p99_ns", "p99.9": "p99_9_ns"}
+
+
+def unbacked_keys(summary: dict) -> set[str]:
+    """The keys of a latency summary (as JSON) whose tail figures its samples cannot back;
+    none for a summary without a count (published figures: backed by their source)."""
+    count = summary.get("count") or 0
+    if count <= 0:
+        return set()
+    return {_TAIL_KEYS[name] for name in unbacked_quantiles(count)}
+
+
 def tail_note(count: int) -> str | None:
     """Why the tail of a distribution of count samples is not to be trusted, or None."""
     names = unbacked_quantiles(count)
