@@ -344,7 +344,7 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
     headers = ["flush_method", "trx_commit", "sync_binlog", "conns", "TPS", "commit p50 ms",
                "p99 ms", "commits/redo sync", "data fsyncs/s", "fsyncs/write", "flush busy",
                "CPU", "stall s"]
-    align = ("left",) + ("right",) * 12
+    align: tuple[str, ...] = ("left",) + ("right",) * 12
     draw = want_bars(bars)
     if draw:
         top = max((r["tps"] for r in rows), default=0)
@@ -354,8 +354,8 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
         align += ("left",)
     click.echo(tabulate(table, headers=headers, disable_numparse=True, colalign=align))
     if draw:
-        for line in tps_sparklines(rows):
-            click.echo(line)
+        for spark in tps_sparklines(rows):
+            click.echo(spark)
     for n in notes:
         click.echo(f"note: {n}")
 
