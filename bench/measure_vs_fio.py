@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("directory", nargs="?", help="directory to measure (default: a temp "
                     "dir under the current directory)")
-    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--duration", type=float, default=3.0, help="seconds per test")
     ap.add_argument("--slices", type=int, default=12, help="pooled comparison: slices "
                     "per engine and op (0: none)")
