@@ -77,25 +77,34 @@ def plot_summary(ax, summary: dict, label: str, index: int, color=None) -> bool:
     return True
 
 
-def latency_cdf(data: dict, op: str) -> Chart:
-    """The CDF of one op's charted latency, a series per size/mode/jobs."""
-    fig, ax = new_figure()
-    _logit_axes(ax)
+def _plot_cdfs(ax, series: list[tuple[str, dict | None]], empty_text: str) -> None:
+    """Each (label, summary) drawn as a series on the CDF axes, the axis limits fitted and
+    the legend set (or a note when nothing could be drawn)."""
     n = 0
-    call = op
     values: list[float] = []
-    for t in data.get("tests", []):
-        if t["op"] != op or t.get("unsupported"):
-            continue
-        call, summary = charted_latency(t)
-        if summary and plot_summary(ax, summary, test_label(t), n):
+    for label, summary in series:
+        if summary and plot_summary(ax, summary, label, n):
             values += summary_values_us(summary)
             n += 1
     pad_log_limits(ax, values)
     if n:
         ax.legend(fontsize="small", loc="lower right")
     else:
-        empty_note(ax, "no test of this op ran")
+        empty_note(ax, empty_text)
+
+
+def latency_cdf(data: dict, op: str) -> Chart:
+    """The CDF of one op's charted latency, a series per size/mode/jobs."""
+    fig, ax = new_figure()
+    _logit_axes(ax)
+    call = op
+    series = []
+    for t in data.get("tests", []):
+        if t["op"] != op or t.get("unsupported"):
+            continue
+        call, summary = charted_latency(t)
+        series.append((test_label(t), summary))
+    _plot_cdfs(ax, series, "no test of this op ran")
     return Chart(f"latency-cdf-{op}", f"{OP_TITLE.get(op, op)}: {call} latency CDF",
                  fig, "markers: ○ p50, □ p99, △ p99.9; straight between the quantiles the "
                  "run keeps")
@@ -184,19 +193,10 @@ def compare_cdf(data: dict, op: str) -> Chart:
     CDF where the profile keeps quantiles, else its marked mean."""
     fig, ax = new_figure()
     _logit_axes(ax)
-    n = 0
-    values: list[float] = []
-    for profile in data.get("profiles", []):
-        summary = _sync_of(profile, op) or _compare_figure(data.get("compare", {}),
-                                                           profile["name"], op)
-        if summary and plot_summary(ax, summary, profile["name"], n):
-            values += summary_values_us(summary)
-            n += 1
-    pad_log_limits(ax, values)
-    if n:
-        ax.legend(fontsize="small", loc="lower right")
-    else:
-        empty_note(ax, f"no profile has {op} after a 16 KB O_DIRECT write")
+    series = [(profile["name"], _sync_of(profile, op)
+               or _compare_figure(data.get("compare", {}), profile["name"], op))
+              for profile in data.get("profiles", [])]
+    _plot_cdfs(ax, series, f"no profile has {op} after a 16 KB O_DIRECT write")
     return Chart(f"sync-cdf-{op}", f"{op} after a 16 KB O_DIRECT write, per device", fig,
                  "a CDF through the published or measured quantiles; ◆ a mean-only profile")
 
