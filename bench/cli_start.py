@@ -1,10 +1,11 @@
 """Benchmark: how long `innoflush` takes to start, beside `python -c pass` (the floor).
 
 Times `innoflush --help`, `innoflush profiles list` and `innoflush simulate --help` as new
-processes, each run as the installed `innoflush` script runs it (`from innoflush.cli
-import main`), and prints min / median / max of the runs in ms. Several source trees can
-be timed side by side in one run, each on its own PYTHONPATH (e.g. main's code beside a
-branch's); rounds go through every command and tree in turn, the trees' order rotating,
+processes, each run as the installed `innoflush` script runs it (`from innoflush.entry
+import main`; a tree from before innoflush/entry.py: `from innoflush.cli import main`),
+and prints min / median / max of the runs in ms. Several source trees can be timed side
+by side in one run, each on its own PYTHONPATH (e.g. main's code beside a branch's);
+rounds go through every command and tree in turn, the trees' order rotating,
 so a shared, noisy machine slows them alike. Target: `innoflush --help` ≤ 80 ms median.
 
     python bench/cli_start.py [NAME=DIR ...] [--runs N] [--no-bytecode-cache]
@@ -32,7 +33,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 TARGET_MS = 80.0
 # what the installed `innoflush` script does
-ENTRY = "import sys; from innoflush.cli import main; sys.argv[0] = 'innoflush'; sys.exit(main())"
+ENTRY = ("import sys\n"
+         "try:\n    from innoflush.entry import main\n"
+         "except ImportError:\n    from innoflush.cli import main\n"
+         "sys.argv[0] = 'innoflush'; sys.exit(main())")
 CASES: list[tuple[str, list[str]]] = [
     ("python -c pass", ["-c", "pass"]),
     ("python -c 'import click'", ["-c", "import click"]),

@@ -1,5 +1,5 @@
 """`python -m innoflush`: the same command as the installed `innoflush`."""
 
-from .cli import main
+from .entry import main
 
-main(prog_name="innoflush")
+main()

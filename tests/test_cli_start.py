@@ -126,3 +126,44 @@ def test_float_options_of_a_lazily_loaded_command_refuse_nan():
     assert type(duration.type) is not click.types.FloatParamType
     with pytest.raises(click.BadParameter, match="not a finite number"):
         duration.type.convert("nan", duration, ctx)
+
+
+# ---- the installed script (innoflush/entry.py): --help and --version without click ----
+
+_ENTRY = ("import atexit, sys\n"
+          "atexit.register(lambda: print('CLICK', 'click' in sys.modules, file=sys.stderr))\n"
+          "sys.argv[0] = 'innoflush'\n"
+          "from innoflush.entry import main\n"
+          "main()\n")
+_CLICK = ("import sys\n"
+          "from innoflush.cli import main\n"
+          "main(sys.argv[1:], prog_name='innoflush')\n")
+
+
+def _start(code: str, args: list[str], columns: int) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in __import__("os").environ.items() if k != "COLUMNS"}
+    env["COLUMNS"] = str(columns)
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["-h"], ["--version"]])
+@pytest.mark.parametrize("columns", [200, 80])
+def test_the_script_answers_help_and_version_as_click_does_without_click(args, columns):
+    """What the script prints before importing click is byte for byte click's own output
+    (innoflush/_top_help.py is generated: scripts/make_top_help.py remakes it)."""
+    ours = _start(_ENTRY, args, columns)
+    theirs = _start(_CLICK, args, columns)
+    assert (ours.returncode, theirs.returncode) == (0, 0), ours.stderr + theirs.stderr
+    assert ours.stdout == theirs.stdout, "run: python scripts/make_top_help.py"
+    assert "CLICK False" in ours.stderr
+
+
+@pytest.mark.parametrize("args", [["--help"], ["profiles", "--help"], []])
+def test_a_narrow_terminal_or_anything_else_goes_to_click(args):
+    ours = _start(_ENTRY, args, 60)
+    theirs = _start(_CLICK, args, 60)
+    assert (ours.returncode, ours.stdout, ours.stderr.replace("CLICK True\n", "")) == (
+        theirs.returncode, theirs.stdout, theirs.stderr)
+    assert "CLICK True" in ours.stderr
