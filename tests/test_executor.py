@@ -163,6 +163,8 @@ def test_an_unreachable_scheduler_is_one_line_exit_2(command, monkeypatch):
     line = _one_line(r)
     assert line.startswith(f"innoflush: error: --scheduler {url}: cannot connect")
     assert time.monotonic() - t0 < 60   # bounded: not a hang (the timeout is 2 s)
+    with pytest.raises(SchedulerError, match="cannot connect"):
+        make_executor(url, timeout_s=1)
     r = CliRunner().invoke(main, [*command, "--scheduler", "nope"])
     assert r.exit_code == 2 and "tcp://HOST:PORT" in _one_line(r)
     r = CliRunner().invoke(main, [*command], env={"INNOFLUSH_SCHEDULER": "nope"})

@@ -16,7 +16,7 @@ import pytest
 from simprofiles import consumer_ssd
 from test_executor import CHANGES, flat, predictions, sweep_cases
 
-from innoflush.executor import DaskExecutor, LocalPoolExecutor, make_executor
+from innoflush.executor import DaskExecutor, LocalPoolExecutor, SchedulerError, make_executor
 from innoflush.simulator.sweep import run_sweep
 
 pytestmark = pytest.mark.slow
@@ -82,44 +82,64 @@ def _stop(proc: subprocess.Popen) -> None:
     assert not left, f"processes of {proc.args[:3]} still running: {left}"
 
 
+def _start(args: list[str], log: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}"}
+    env.pop("INNOFLUSH_SCHEDULER", None)
+    return subprocess.Popen([sys.executable, "-m", "dask", *args], cwd=log.parent, env=env,
+                            stdin=subprocess.DEVNULL, stdout=open(log, "wb"),
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _scheduler(logs: Path, procs: list) -> str:
+    port = _free_port()
+    sched = _start(["scheduler", "--host", "127.0.0.1", "--port", str(port),
+                    "--no-dashboard"], logs / f"scheduler-{port}.log")
+    procs.append(sched)
+    deadline = time.monotonic() + 60
+    while not _listening(port):
+        assert sched.poll() is None, (logs / f"scheduler-{port}.log").read_text()
+        assert time.monotonic() < deadline, "the scheduler did not listen in 60 s"
+        time.sleep(0.2)
+    return f"tcp://127.0.0.1:{port}"
+
+
+def _stop_all(procs: list) -> None:
+    for p in reversed(procs):
+        _stop(p)
+    for p in procs:
+        if "scheduler" in p.args:
+            port = int(p.args[p.args.index("--port") + 1])
+            assert not _listening(port), f"port {port} still open"
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """tcp://127.0.0.1:PORT of a scheduler with two single-thread workers (the
-    simulations are pure Python: threads would share one interpreter lock)."""
+    simulations are pure Python: threads would share one interpreter lock). The
+    tests' folder is on the workers' path: a function of this module runs there."""
     _need_dask()
     logs = tmp_path_factory.mktemp("dask")
-    port = _free_port()
-    # the tests' folder too: a function of this module runs on the workers
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}"}
-    env.pop("INNOFLUSH_SCHEDULER", None)
-    dask = [sys.executable, "-m", "dask"]
     procs: list[subprocess.Popen] = []
-
-    def start(args: list[str], name: str) -> subprocess.Popen:
-        p = subprocess.Popen(args, cwd=logs, env=env, stdin=subprocess.DEVNULL,
-                             stdout=open(logs / f"{name}.log", "wb"),
-                             stderr=subprocess.STDOUT, start_new_session=True)
-        procs.append(p)
-        return p
-
-    address = f"tcp://127.0.0.1:{port}"
     try:
-        sched = start([*dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                       "--no-dashboard"], "scheduler")
-        deadline = time.monotonic() + 60
-        while not _listening(port):
-            assert sched.poll() is None, (logs / "scheduler.log").read_text()
-            assert time.monotonic() < deadline, "the scheduler did not listen in 60 s"
-            time.sleep(0.2)
+        address = _scheduler(logs, procs)
         for i in (1, 2):
-            start([*dask, "worker", address, "--host", "127.0.0.1", "--nthreads", "1",
-                   "--no-dashboard", "--name", f"w{i}", "--local-directory", str(logs)],
-                  f"worker{i}")
+            procs.append(_start(["worker", address, "--host", "127.0.0.1", "--nthreads", "1",
+                                 "--no-dashboard", "--name", f"w{i}", "--local-directory",
+                                 str(logs)], logs / f"worker{i}.log"))
         yield address
     finally:
-        for p in reversed(procs):
-            _stop(p)
-        assert not _listening(port), f"port {port} still open"
+        _stop_all(procs)
+
+
+def test_a_scheduler_without_workers_is_one_clear_error(tmp_path):
+    _need_dask()
+    procs: list[subprocess.Popen] = []
+    try:
+        address = _scheduler(tmp_path, procs)
+        with pytest.raises(SchedulerError, match="no worker joined within 2 s"):
+            make_executor(address, timeout_s=2)
+    finally:
+        _stop_all(procs)
 
 
 def _two_workers(ex: DaskExecutor) -> None:
