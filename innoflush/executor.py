@@ -22,7 +22,7 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
 from .errors import UsageError
@@ -56,7 +56,7 @@ class SimExecutor:
     def __enter__(self) -> SimExecutor:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type | None, *exc: object) -> None:
         self.close()
 
 
@@ -113,23 +113,38 @@ class LocalPoolExecutor(SimExecutor):
         try:
             pending = set(futures)
             while pending:
-                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for f in done:
                     if f.exception() is not None:
                         raise f.exception()  # type: ignore[misc]
                 if progress:
                     progress(len(items) - len(pending), len(items))
             return [f.result() for f in futures]
-        except BaseException:
+        except BaseException as exc:
             for f in futures:
                 f.cancel()
+            if isinstance(exc, KeyboardInterrupt):
+                self._shutdown(abort=True)
             raise
 
     def close(self) -> None:
+        self._shutdown(abort=False)
+
+    def __exit__(self, exc_type: type | None, *exc: object) -> None:
+        # Ctrl-C: the simulations under way are not waited for (seconds each)
+        self._shutdown(abort=exc_type is not None and issubclass(exc_type, KeyboardInterrupt))
+
+    def _shutdown(self, abort: bool) -> None:
         with self._lock:
             pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        if pool is None:
+            return
+        if abort:
+            # concurrent.futures has no public way to stop a running call: end the
+            # workers (they ignore SIGINT), then let the pool reap them
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                proc.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
 
     def describe(self) -> str:
         return f"local process pool ({self.jobs} process{'es' if self.jobs != 1 else ''})"

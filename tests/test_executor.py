@@ -204,7 +204,7 @@ CHANGES = [{"innodb_flush_log_at_trx_commit": 2}, {"innodb_flush_method": "O_DIR
 
 
 def predictions(executor) -> list[dict]:
-    p = Predictor(advise_fit(), consumer_ssd(), seed=3, executor=executor)
+    p = Predictor(advise_fit(), consumer_ssd(), seed=3, duration_s=0.3, executor=executor)
     p.prefetch(CHANGES)
     return [p.predict(ch) for ch in CHANGES]
 
@@ -245,3 +245,37 @@ def test_local_runs_do_not_import_dask():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "[]\n"
+
+
+def test_ctrl_c_stops_a_pooled_sweep_at_once():
+    """SIGINT to the process group, as a terminal's Ctrl-C: exit 130 with one line, the
+    pool's processes ended (not waited for: each simulation takes seconds)."""
+    env = {k: v for k, v in os.environ.items() if k != ex_mod.ENV_SCHEDULER}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.Popen([sys.executable, "-m", "innoflush", "simulate", "--profile",
+                             "samsung-990-pro", "--connections", "1,4,16,32", "--duration",
+                             "600", "--jobs", "2"], cwd=ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+
+    def group() -> list[int]:
+        out = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True)
+        return [int(x) for x in out.stdout.split()]
+    try:
+        deadline = time.monotonic() + 60
+        while len(group()) < 3 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert len(group()) >= 3, "the pool's two processes did not start"
+        time.sleep(0.5)
+        os.killpg(proc.pid, 2)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err == "innoflush: interrupted\n"
+    deadline = time.monotonic() + 10
+    while group() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert group() == []

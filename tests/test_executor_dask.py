@@ -9,12 +9,13 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 from simprofiles import consumer_ssd
-from test_executor import CHANGES, flat, predictions, sweep_cases
+from test_executor import CHANGES, _slow_echo, flat, predictions, sweep_cases
 
 from innoflush.executor import DaskExecutor, LocalPoolExecutor, SchedulerError, make_executor
 from innoflush.simulator.sweep import run_sweep
@@ -195,3 +196,17 @@ def test_simulate_command_on_dask_prints_what_the_local_one_does(cluster):
     assert local.returncode == 0, local.stderr
     assert remote.returncode == 0, remote.stderr
     assert remote.stdout == local.stdout
+
+
+def test_several_threads_map_on_one_dask_client(cluster):
+    results: dict[int, list] = {}
+    with make_executor(cluster) as dask_ex:
+        def work(t: int) -> None:
+            results[t] = dask_ex.map(_slow_echo, range(t * 10, t * 10 + 6))
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(3)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(120)
+    for t in range(3):
+        assert [x for x, _ in results[t]] == list(range(t * 10, t * 10 + 6))
