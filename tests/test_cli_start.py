@@ -16,7 +16,8 @@ import pytest
 from innoflush import cli
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("numpy", "simpy", "pymysql", "docker", "tabulate", "prometheus_client")
+HEAVY = ("numpy", "simpy", "pymysql", "docker", "tabulate", "prometheus_client", "dask",
+         "distributed")
 # after running the command (atexit: --help ends in SystemExit), the heavy modules loaded
 _PROBE = """
 import atexit, json, sys

@@ -18,7 +18,7 @@ from ..live.workload import measure_workload, redo_syncs_known
 from .candidates import candidate_changes, mark_advised
 from .device import device_from_profile, reconcile_with_sys
 from .fit import fit_workload, workload_from_profile
-from .predict import Predictor, changes_key, predict_findings
+from .predict import Predictor, changes_key, findings_changes, predict_findings
 from .report import build_report
 from .rules import Context, check_rule_ids, evaluate
 from .rules.flush_method import drop_unprofitable_no_fsync
@@ -53,7 +53,7 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
            samples: int = 1, profile=None, measure: bool = False, durability: str = "strict",
            connections: int | None = None, predict: bool = True, seed: int = 1,
            cpu_cores: int | None = None, progress=None, workload_profile=None,
-           ignore_rules=(), open_session=None) -> dict:
+           ignore_rules=(), open_session=None, executor=None) -> dict:
     """Read the server, measure its workload over the interval(s), evaluate the rules,
     and (with a device profile) price every candidate change; the report as a dict.
 
@@ -62,7 +62,8 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
     workload is not measured and no effect is predicted). workload_profile (a
     WorkloadProfile, ``--workload``): predict with its per-transaction costs instead of
     the measured ones. ignore_rules (``--ignore-rule``): rule ids whose findings are left
-    out."""
+    out. executor (innoflush.executor.SimExecutor, ``--scheduler``): where the
+    predictions' simulations run; default a local process pool made for this call."""
     check_rule_ids(ignore_rules)   # an unknown id fails before the server is read
     warnings: list[str] = []
     facts = gather_facts(session)
@@ -100,7 +101,7 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
                    durability=durability, connections=connections, predict=predict,
                    seed=seed, cpu_cores=cpu_cores, workload_profile=workload_profile,
                    ignore_rules=ignore_rules, interval_s=interval_s, samples=samples,
-                   warnings=warnings)
+                   warnings=warnings, executor=executor)
 
 
 def _assess(facts, intervals, evidence, *, source: dict, conn_public: dict | None,
@@ -108,8 +109,9 @@ def _assess(facts, intervals, evidence, *, source: dict, conn_public: dict | Non
             device, profile, durability: str, connections: int | None, predict: bool,
             seed: int, cpu_cores: int | None, workload_profile, ignore_rules,
             interval_s: float, samples: int, warnings: list[str],
-            cannot_judge: list[str] = ()) -> dict:
-    """Rules, fit, predictions and the report on what was read (live or captured)."""
+            cannot_judge: list[str] = (), executor=None) -> dict:
+    """Rules, fit, predictions and the report on what was read (live or captured).
+    executor: where the predictions run (None: a local process pool, closed here)."""
     dblwr_same = doublewrite_same_fs
     for iv in intervals:
         if not iv.valid:
@@ -139,16 +141,8 @@ def _assess(facts, intervals, evidence, *, source: dict, conn_public: dict | Non
                 fit = fit_workload(facts, observed, evidence, profile, cpu_cores=cpu_cores,
                                    datadir=datadir, seed=seed)
             if fit.explained and fit.workload is not None:
-                predictor = Predictor(fit, fit.profile or profile, seed)
-                for c in cands:
-                    c.predicted = predictor.predict(c.changes)
-                known = {changes_key(c.changes): c.predicted for c in cands}
-                if drop_unprofitable_no_fsync(
-                        ev, lambda ch: known.get(changes_key(ch))):
-                    for c in cands:   # advised no more
-                        c.advised, c.finding = False, None
-                    mark_advised(cands, ev.findings)
-                combined = predict_findings(ev.findings, predictor, known)
+                combined = _predict(fit, fit.profile or profile, seed, cands, ev,
+                                    executor)
             else:
                 warnings += [f"cannot predict this workload: {x}" for x in fit.reasons]
                 warnings.append("no effect is predicted: the model does not explain what "
@@ -167,6 +161,31 @@ def _assess(facts, intervals, evidence, *, source: dict, conn_public: dict | Non
                         source=source)
 
 
+def _predict(fit, profile, seed: int, cands, ev, executor) -> dict | None:
+    """Every candidate's and finding's predicted effect; the combined prediction. All
+    the simulations (the current settings and every change, each at the workload's
+    variants) go to the executor in one batch."""
+    own = executor is None
+    if own:
+        from ..executor import make_executor
+
+        executor = make_executor()
+    try:
+        predictor = Predictor(fit, profile, seed, executor=executor)
+        predictor.prefetch([c.changes for c in cands] + findings_changes(ev.findings))
+        for c in cands:
+            c.predicted = predictor.predict(c.changes)
+        known = {changes_key(c.changes): c.predicted for c in cands}
+        if drop_unprofitable_no_fsync(ev, lambda ch: known.get(changes_key(ch))):
+            for c in cands:   # advised no more
+                c.advised, c.finding = False, None
+            mark_advised(cands, ev.findings)
+        return predict_findings(ev.findings, predictor, known)
+    finally:
+        if own:
+            executor.close()
+
+
 # What a capture cannot hold: the advisor's live-only evidence, said once in cannot_judge.
 OFFLINE_CANNOT_JUDGE = (
     "offline capture: the connections, their time inside and outside the server and the "
@@ -181,11 +200,11 @@ OFFLINE_CANNOT_JUDGE = (
 def advise_capture(capture, *, profile=None, durability: str = "strict",
                    connections: int | None = None, predict: bool = True, seed: int = 1,
                    cpu_cores: int | None = None, workload_profile=None,
-                   ignore_rules=()) -> dict:
+                   ignore_rules=(), executor=None) -> dict:
     """advise() on a capture (innoflush.live.capture.read_capture) instead of a session:
     the same facts, intervals, rules, fit and report, without what only a live server on
     this host shows (processlist, /proc, the datadir's filesystem), which the report's
-    cannot_judge names."""
+    cannot_judge names. executor: as advise()'s."""
     check_rule_ids(ignore_rules)
     rows = capture.replica_rows
     facts = facts_from_variables(capture.variables, rows,
@@ -217,4 +236,4 @@ def advise_capture(capture, *, profile=None, durability: str = "strict",
                    workload_profile=workload_profile, ignore_rules=ignore_rules,
                    interval_s=round(seconds / max(1, len(intervals)), 3),
                    samples=len(intervals), warnings=warnings,
-                   cannot_judge=OFFLINE_CANNOT_JUDGE)
+                   cannot_judge=OFFLINE_CANNOT_JUDGE, executor=executor)

@@ -123,6 +123,10 @@ class _AdviseCommand(click.Command):
                    "docs/advisor-rules.md and in each finding's id.")
 @click.option("--no-predict", is_flag=True, help="Skip the simulated predictions.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Simulation seed.")
+@click.option("--scheduler", metavar="URL", envvar="INNOFLUSH_SCHEDULER", default=None,
+              help="Run the predictions' simulations on a Dask cluster: its scheduler, "
+                   "tcp://HOST:PORT (env INNOFLUSH_SCHEDULER; needs innoflush[dask]); "
+                   "default: a process pool on this host. Same results either way.")
 @click.option("--from", "capture_path", default=None, metavar="DIR|FILE", expose_value=False,
               callback=lambda ctx, _p, v: ctx.meta.__setitem__("capture_path", v),
               help="Advise from captured SHOW GLOBAL VARIABLES and two or more SHOW GLOBAL "
@@ -138,7 +142,7 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
                    ask_password, ssl_mode, ssl_ca, ssl_cert, ssl_key, connect_timeout,
                    interval, samples, profile_ref, measure, durability, connections,
                    cpu_cores, workload_ref, ignore_rules, no_predict,
-                   seed, as_json, prom_path, html_file, png_dir) -> None:
+                   seed, scheduler, as_json, prom_path, html_file, png_dir) -> None:
     import pymysql
 
     from ..profiles import load_profile
@@ -169,6 +173,7 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
 
         wprofile = load_workload(workload_ref)   # exit 2 before connecting
     click_ctx = click.get_current_context()
+    executor = _executor(click_ctx, scheduler, (profile_ref or measure) and not no_predict)
     if click_ctx.meta.get("capture_path") is not None:   # --from: no server to connect to
         from .offline_cli import advise_from
 
@@ -177,7 +182,8 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
                     durability=durability, connections=connections, cpu_cores=cpu_cores,
                     workload_profile=wprofile, ignore_rules=ignore_rules,
                     predict=not no_predict, seed=seed, as_json=as_json,
-                    prom_path=prom_path, html_file=html_file, png_dir=png_dir)
+                    prom_path=prom_path, html_file=html_file, png_dir=png_dir,
+                    executor=executor)
         return
     opts = resolve_options(host=host, port=port, socket=socket, user=user,
                            defaults_file=defaults_file, login_path=login_path,
@@ -192,7 +198,7 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
                         measure=measure, durability=durability, connections=connections,
                         predict=not no_predict, seed=seed, cpu_cores=cpu_cores,
                         workload_profile=wprofile, ignore_rules=ignore_rules,
-                        open_session=lambda: connect(opts, read_tls=False),
+                        open_session=lambda: connect(opts, read_tls=False), executor=executor,
                         progress=_progress(not as_json and sys.stderr.isatty(), samples))
     except pymysql.err.MySQLError as exc:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
@@ -211,6 +217,21 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
     write_report_prom(prom_path, report)
     if report["exit_code"]:
         sys.exit(report["exit_code"])
+
+
+def _executor(click_ctx: click.Context, scheduler: str | None, predicts: bool):
+    """Where the predictions run (innoflush.executor), closed with the command; None when
+    nothing is predicted. A Dask scheduler is reached now, before the server is read or
+    the capture parsed: an unreachable one fails at once (exit 2), not after the
+    sampling. The local pool starts its processes on its first batch."""
+    from ..executor import make_executor, scheduler_address
+
+    address = scheduler_address(scheduler)   # a malformed URL: exit 2 in any case
+    if not predicts:
+        return None
+    executor = make_executor(address)
+    click_ctx.call_on_close(executor.close)
+    return executor
 
 
 def write_report_prom(prom_path: str | None, report: dict) -> None:

@@ -22,7 +22,8 @@ def advise_from(click_ctx: click.Context, path: str, *, profile, measure: bool,
                 durability: str, connections: int | None, cpu_cores: int | None,
                 workload_profile, ignore_rules, predict: bool, seed: int,
                 as_json: bool, prom_path: str | None = None,
-                html_file: str | None = None, png_dir: str | None = None) -> None:
+                html_file: str | None = None, png_dir: str | None = None,
+                executor=None) -> None:
     """Read the capture, advise on it, print the report and exit with its code."""
     from ..live.capture import read_capture
     from .advise import advise_capture
@@ -42,7 +43,7 @@ def advise_from(click_ctx: click.Context, path: str, *, profile, measure: bool,
     report = advise_capture(capture, profile=profile, durability=durability,
                             connections=connections, predict=predict, seed=seed,
                             cpu_cores=cpu_cores, workload_profile=workload_profile,
-                            ignore_rules=ignore_rules)
+                            ignore_rules=ignore_rules, executor=executor)
     emit("advise", report, html_file, png_dir, render_text(report))
     click.echo(to_json(report) if as_json else render_text(report), nl=False)
     if prom_path is not None:

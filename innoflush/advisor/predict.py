@@ -2,16 +2,23 @@
 
 Both runs use the measured workload, the device profile, the same seed (common random
 numbers: the difference is the setting's, not the dice's) and a short simulated
-duration. The range comes from the same pair simulated on a workload whose measured
-costs are taken lower and higher (``SPREAD``: the CPU and outside time per transaction,
+duration. ``Predictor.prefetch`` runs every simulation an advise needs in one
+``SimExecutor.map`` (innoflush.executor: a local process pool or a Dask cluster); each
+run's arguments carry all its inputs, so the figures are the same wherever it ran.
+
+The range comes from the same pair simulated on a workload whose measured costs are
+taken lower and higher (``SPREAD``: the CPU and outside time per transaction,
 which the measurement knows to within about that much, and which change a little with
 the setting itself — a commit that no longer sleeps costs less CPU).
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterable
 from dataclasses import replace
 
+from ..executor import InProcessExecutor, SimExecutor
 from ..simulator import Workload, simulate
 from .fit import Fit
 from .rules import Finding
@@ -59,9 +66,19 @@ def _variant(wl: Workload, cpu: float, client: float, commit_keeps: bool) -> Wor
                    client_cpu_us_per_trx=min(client_us, wl.client_cpu_us_per_trx * cpu))
 
 
+def _run_case(case: tuple) -> dict:
+    """One simulation as an executor runs it (top level: it travels to other processes):
+    (config, workload, profile, duration, seed, start) -> its metrics."""
+    cfg, wl, profile, duration_s, seed, start = case
+    return metrics(simulate(cfg, wl, profile, duration_s=duration_s, seed=seed, start=start))
+
+
 class Predictor:
+    """executor: where the simulations run (default: one after the other in this
+    process); prefetch() batches them, run() and predict() read them back."""
+
     def __init__(self, fit: Fit, profile, seed: int = 1, duration_s: float | None = None,
-                 ranges: bool = True):
+                 ranges: bool = True, executor: SimExecutor | None = None):
         if fit.workload is None:
             raise ValueError("no workload to predict with")
         self.fit = fit
@@ -70,23 +87,50 @@ class Predictor:
         self.duration_s = duration_s or max(fit.sim_duration_s, 1.0)
         self.workloads = [fit.workload] + ([_variant(fit.workload, *v) for v in SPREAD]
                                            if ranges else [])
-        self._current: dict[int, dict] = {}
+        self.executor = executor or InProcessExecutor()
+        self._runs: dict[tuple, dict] = {}   # (changes_key, variant) -> metrics
+        self._lock = threading.Lock()
 
-    def run(self, changes: dict, variant: int = 0) -> dict:
+    def _case(self, changes: dict, variant: int) -> tuple:
         if "innodb_flush_log_at_trx_commit" in changes:
             # MariaDB switches innodb_log_file_buffering on by itself with trx_commit=2
             # (MDEV-28766) unless my.cnf says otherwise, and off again at 1: the value
             # read at the current setting is its choice for that setting, not the next
             changes = {"innodb_log_file_buffering": None, **changes}
         cfg = replace(self.fit.config, **changes)
-        r = simulate(cfg, self.workloads[variant], self.profile, duration_s=self.duration_s,
-                     seed=self.seed, start=self.fit.start)
-        return metrics(r)
+        return (cfg, self.workloads[variant], self.profile, self.duration_s, self.seed,
+                self.fit.start)
+
+    def prefetch(self, changes_list: Iterable[dict]) -> None:
+        """Simulate the current settings and each of these changes, at every workload
+        variant, in one executor map (those already run are not run again)."""
+        keys: list[tuple[tuple, int]] = []
+        cases = []
+        with self._lock:
+            for changes in [{}, *changes_list]:
+                for v in range(len(self.workloads)):
+                    key = (changes_key(changes), v)
+                    if key not in self._runs and key not in keys:
+                        keys.append(key)
+                        cases.append(self._case(changes, v))
+        if not cases:
+            return
+        results = self.executor.map(_run_case, cases)
+        with self._lock:
+            self._runs.update(zip(keys, results, strict=True))
+
+    def run(self, changes: dict, variant: int = 0) -> dict:
+        key = (changes_key(changes), variant)
+        with self._lock:
+            known = self._runs.get(key)
+        if known is not None:
+            return known
+        (result,) = self.executor.map(_run_case, [self._case(changes, variant)])
+        with self._lock:
+            return self._runs.setdefault(key, result)
 
     def current_at(self, variant: int) -> dict:
-        if variant not in self._current:
-            self._current[variant] = self.run({}, variant)
-        return self._current[variant]
+        return self.run({}, variant)
 
     @property
     def current(self) -> dict:
@@ -128,6 +172,18 @@ def predict_findings(findings: list[Finding], predictor: Predictor,
     if len([f for f in findings if f.sim_changes]) > 1:
         return predictor.predict(combined)
     return None
+
+
+def findings_changes(findings: list[Finding]) -> list[dict]:
+    """The changes predict_findings simulates for these findings: each one's, and all of
+    them together when there are two or more."""
+    out = [f.sim_changes for f in findings if f.sim_changes]
+    if len(out) > 1:
+        combined: dict = {}
+        for ch in out:
+            combined.update(ch)
+        out.append(combined)
+    return out
 
 
 def changes_key(changes: dict) -> tuple:

@@ -12,6 +12,7 @@ import click
 
 from ..charts.output import chart_options, check_targets, emit
 from ..errors import UsageError
+from ..executor import make_executor
 from ..simulator.workload_profile import load_workload
 from ..units import parse_list, parse_size
 from . import change_report, validate_report
@@ -446,6 +447,11 @@ report is still written) or another failure; 130 interrupted.
               help="Also save the calibration as a workload profile.")
 @click.option("--force", is_flag=True, help="Replace a saved workload of that name.")
 @click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--scheduler", metavar="URL", envvar="INNOFLUSH_SCHEDULER", default=None,
+              help="Run the cells' predictions on a Dask cluster: its scheduler, "
+                   "tcp://HOST:PORT (env INNOFLUSH_SCHEDULER; needs innoflush[dask]); "
+                   "default: a process pool on this host, between the measured runs. Not "
+                   "used with --workload-cmd.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (keys: "
               "innoflush/lab/validate_report.py, and the README).")
 @click.option("--markdown", "markdown_file", default=None, type=click.Path(dir_okay=False),
@@ -459,8 +465,8 @@ def validate_command(ctx, backend, image, basedir, devices, connections, flush_m
                      trx_commit, duration, warmup, calibrate_duration, replicates,
                      workload_value, rows_per_trx, workload_cmd, workload_prepare, changes,
                      preload_rows, datadir_on, profile_ref, measure, emulate_channels,
-                     buffer_pool, server_options, save_workload, force, seed, as_json,
-                     markdown_file, show_progress, html_file, png_dir) -> None:
+                     buffer_pool, server_options, save_workload, force, seed, scheduler,
+                     as_json, markdown_file, show_progress, html_file, png_dir) -> None:
     parse_size(buffer_pool)
     check_targets(html_file, png_dir)
     charts = (html_file, png_dir)
@@ -502,9 +508,12 @@ def validate_command(ctx, backend, image, basedir, devices, connections, flush_m
     vopts = ValidateOptions(lab=lab, devices=parse_list(devices), workload_ref=workload_ref,
                             calibrate_duration_s=calibrate_duration, replicates=replicates,
                             save_workload=save_workload, force=force, command=command_line())
+    vopts.validate()   # bad options fail before the scheduler is reached
+    executor = make_executor(scheduler)
+    ctx.call_on_close(executor.close)
     _validate_output(validate_report, lambda progress, line: lab_validate(
-        vopts, progress=progress, progress_line=line), as_json, markdown_file, show_progress,
-        charts)
+        vopts, progress=progress, progress_line=line, executor=executor), as_json,
+        markdown_file, show_progress, charts)
 
 
 def _validate_output(renderer, run, as_json: bool, markdown_file: str | None,

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..advisor.advise import advise
 from ..errors import InnoflushError, UsageError
+from ..executor import InProcessExecutor
 from ..live.connect import ReadOnlySession
 from ..live.procfs import threads_runtime_ns
 from ..live.sampling import Snapshot, read_status
@@ -201,7 +202,10 @@ class AdviseThread(threading.Thread):
                 predict=self.predict, connections=self.connections,
                 # the workload is measured (processlist samples) only where advise is
                 # to predict: the lab's own generator knows its connections and costs
-                open_session=self._second_session if self.predict else None)
+                open_session=self._second_session if self.predict else None,
+                # one after the other in this thread, as before: a pool's processes
+                # would take more of the cores the measured run is using
+                executor=InProcessExecutor())
         except Exception as exc:  # noqa: BLE001 - reported in the run, not fatal
             self.error = f"{type(exc).__name__}: {exc}"
         finally:

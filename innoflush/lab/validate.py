@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import InnoflushError, UsageError
+from ..executor import InProcessExecutor, SimExecutor
 from ..live.facts import filesystem_of
 from ..measure import gather_facts
 from ..profiles import load_profile
@@ -259,16 +260,25 @@ def _cell_predicted(sim, rtt_ms: float) -> dict:
     return out
 
 
+def _predict_cell(case: tuple) -> dict:
+    """One cell's prediction as an executor runs it (top level: it may run in another
+    process or on a Dask worker)."""
+    config, workload, profile, duration_s, seed, warmup_s, start, rtt_ms = case
+    return _cell_predicted(predict(config, workload, profile, duration_s, seed=seed,
+                                   warmup_s=warmup_s, start=start), rtt_ms)
+
+
 def run_cell(opts: LabOptions, plan: RunPlan, workdir: Path, device: str, profile,
              emulation, workload, workload_source: str, single, progress,
-             commit_base: float | None = None) -> dict:
+             commit_base: float | None = None, executor: SimExecutor | None = None) -> dict:
     """Measure one cell, then predict it: with the calibrated workload at its
     connections (compared), the calibration's first connection count (``single``), and
     the workload derived from the cell's own run (both reported, not compared).
 
     The compared commit latencies are the simulated wait for durability plus
     ``commit_base`` (the calibration's COMMIT round trip without a sync), or one
-    measured SELECT 1 round trip without it."""
+    measured SELECT 1 round trip without it. executor: where the predictions run
+    (default: in this process)."""
     m = measure_one(opts, plan, workdir, progress, emulation, profile)
     if progress:
         progress(plan, "simulating the same configuration")
@@ -277,15 +287,13 @@ def run_cell(opts: LabOptions, plan: RunPlan, workdir: Path, device: str, profil
     rtt_ms = commit_base if commit_base is not None else m.rtt["wall_us"] / 1e3
     measured = _cell_measured(m)
     wl = replace(workload, connections=plan.connections)
-    def predicted_with(w):
-        return _cell_predicted(predict(config, w, profile, opts.duration_s, seed=opts.seed,
-                                       warmup_s=opts.warmup_s, start=m.start), rtt_ms)
-
-    predicted = predicted_with(wl)
     derived, lines = m.derive()
-    pd = predicted_with(derived)
     single_wl = replace(single, connections=plan.connections)
-    ps = predicted_with(single_wl)
+    # the three predictions in one batch, on the executor (every input in the arguments:
+    # the host's cores and storage queues were read here, by sim_config)
+    predicted, pd, ps = (executor or InProcessExecutor()).map(_predict_cell, [
+        (config, w, profile, opts.duration_s, opts.seed, opts.warmup_s, m.start, rtt_ms)
+        for w in (wl, derived, single_wl)])
     return {"device": device, "connections": plan.connections,
             "flush_method": plan.flush_method, "trx_commit": plan.trx_commit,
             "settings_match": not m.mismatch, "settings_mismatch": m.mismatch,
@@ -400,8 +408,11 @@ def check_references(o: LabOptions, devices) -> None:
         load_profile(o.profile_ref)
 
 
-def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> dict:
+def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None,
+                 executor: SimExecutor | None = None) -> dict:
     """Calibrate, run the matrix on every device, and summarise (see the module doc).
+    executor (``--scheduler``): where the cells' predictions run; default in this
+    process, between the measured runs.
 
     Always stops every server and removes every work directory it created. A cell whose
     run fails is tried again (``retries``); a cell that still fails is reported with its
@@ -453,7 +464,7 @@ def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None) -> d
                 workdir = base / f"{dn}-run-{plan.index}"
                 cell = _cell_with_retries(vopts, plan, workdir, device, profile, emulation,
                                           wl, src, wp.workload, warnings,
-                                          _prefixed(progress, tag), commit_base)
+                                          _prefixed(progress, tag), commit_base, executor)
                 cells.append({**cell, "replicate": replicate})
             entry["cells"] = cells
             entry["summary"] = device_summary(cells)
@@ -496,7 +507,7 @@ def _prefixed(progress, tag: str):
 
 
 def _cell_with_retries(vopts, plan, workdir, device, profile, emulation, wl, src, single,
-                       warnings, progress, commit_base=None) -> dict:
+                       warnings, progress, commit_base=None, executor=None) -> dict:
     o = vopts.lab
     errors = []
     for attempt in range(vopts.retries + 1):
@@ -505,7 +516,7 @@ def _cell_with_retries(vopts, plan, workdir, device, profile, emulation, wl, src
             cell = run_checked(plan, wd, warnings,
                                lambda wd=wd: run_cell(o, plan, wd, device, profile,
                                                       emulation, wl, src, single, progress,
-                                                      commit_base))
+                                                      commit_base, executor))
         except LabError as exc:
             errors.append(str(exc))
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import sys
 
 import click
@@ -240,7 +241,13 @@ def _row(cfg: ServerConfig, wl: Workload, runs, summary) -> dict:
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--replications", type=int, default=1, show_default=True,
               help="Runs per combination with seeds seed, seed+1, ...: gives a 95% CI.")
-@click.option("--jobs", type=int, default=None, help="Parallel processes (default: cores).")
+@click.option("--jobs", type=int, default=None,
+              help="Parallel processes on this host (default: cores; not used with "
+                   "--scheduler).")
+@click.option("--scheduler", metavar="URL", envvar="INNOFLUSH_SCHEDULER", default=None,
+              help="Run the combinations on a Dask cluster: its scheduler, tcp://HOST:PORT "
+                   "(env INNOFLUSH_SCHEDULER; needs innoflush[dask]). Same results as "
+                   "locally.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.option("--csv", "as_csv", is_flag=True, help="CSV output, one row per combination.")
 @chart_options
@@ -253,7 +260,7 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
                      flush_log_timeout, cpu_cores, io_cores, workload_file, cpu_us, client_us,
                      redo_bytes, binlog_bytes, pages_per_trx, hot_page_share, work_cv, tablespaces,
                      growth_bytes,
-                     duration, seed, replications, jobs, as_json, as_csv, html_file,
+                     duration, seed, replications, jobs, scheduler, as_json, as_csv, html_file,
                      png_dir, bars: bool | None) -> None:
     """Simulate InnoDB on a device profile: every combination of the listed values.
 
@@ -303,8 +310,12 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
     cases = calibrated_cases(cases, wprofile, overrides)
     source = source_line(wprofile, overrides)
     show = _progress(sys.stderr.isatty() and not (as_json or as_csv) and len(cases) > 1)
-    results = run_sweep(cases, profile, replications=replications, seed=seed,
-                        duration_s=duration, jobs=jobs, progress=show)
+    from ..executor import make_executor
+
+    with make_executor(scheduler, jobs=jobs or max(1, min(len(cases), os.cpu_count() or 1))
+                       ) as executor:
+        results = run_sweep(cases, profile, replications=replications, seed=seed,
+                            duration_s=duration, progress=show, executor=executor)
     rows = [_row(cfg, wl, runs, summary) for (cfg, wl), (runs, summary) in zip(cases, results,
                                                                                 strict=True)]
     notes = sorted({n for r in rows for run in r["runs"] for n in run["notes"]})

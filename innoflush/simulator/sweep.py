@@ -1,13 +1,14 @@
-"""Every combination of the listed settings, simulated in parallel processes."""
+"""Every combination of the listed settings, simulated through a SimExecutor: in
+parallel processes on this host, or on a Dask cluster (innoflush.executor)."""
 
 from __future__ import annotations
 
 import itertools
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from ..errors import UsageError
+from ..executor import SimExecutor, make_executor
 from ..profiles import DeviceProfile
 from .config import ServerConfig, Workload, with_
 from .results import SimResult, replicate
@@ -44,25 +45,15 @@ def _run_one(args: _Case) -> tuple[list[SimResult], dict]:
 def run_sweep(cases: list[tuple[ServerConfig, Workload]], profile: DeviceProfile,
               replications: int = 1, seed: int = 1, duration_s: float = 10.0,
               jobs: int | None = None,
-              progress: Callable[[int, int], None] | None = None
+              progress: Callable[[int, int], None] | None = None,
+              executor: SimExecutor | None = None
               ) -> list[tuple[list[SimResult], dict]]:
-    """Results in the order of `cases`. Same seed per case: a sweep is reproducible."""
+    """Results in the order of `cases`. Same seed per case: a sweep is reproducible, and
+    the same whichever executor runs it. executor: where the cases run (default: a local
+    process pool of `jobs` processes, made and closed here)."""
     args: list[_Case] = [(cfg, wl, profile, replications, seed, duration_s) for cfg, wl in cases]
-    jobs = jobs or min(len(args), os.cpu_count() or 1)
-    if jobs <= 1 or len(args) == 1:
-        out = []
-        for i, a in enumerate(args):
-            out.append(_run_one(a))
-            if progress:
-                progress(i + 1, len(args))
-        return out
-    results: list = [None] * len(args)
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(_run_one, a): i for i, a in enumerate(args)}
-        done = 0
-        for fut in as_completed(futures):
-            results[futures[fut]] = fut.result()
-            done += 1
-            if progress:
-                progress(done, len(args))
-    return results
+    if executor is not None:
+        return executor.map(_run_one, args, progress=progress)
+    with make_executor(None, jobs=jobs or max(1, min(len(args), os.cpu_count() or 1))) as ex:
+        return ex.map(_run_one, args, progress=progress)
+
