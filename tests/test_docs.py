@@ -261,8 +261,9 @@ def test_lab_keys(name):
 def test_lab_validate_changes_keys():
     """lab validate --workload-cmd: a report built by its own code from synthetic runs
     (its real runs take minutes)."""
+    from test_lab_change_judging import replicated_report
     from test_lab_change_validation import synthetic_report
-    compare_keys("lab-validate-changes", synthetic_report())
+    compare_keys("lab-validate-changes", synthetic_report(), replicated_report())
 
 
 def test_lab_compared_figures():

@@ -99,7 +99,10 @@ def test_a_cell_compares_advise_s_price_with_the_measured_change():
     assert c["predicted_ratio"] == pytest.approx(1.8)
     assert c["predicted_range"] == [pytest.approx(1.5), pytest.approx(2.2)]
     assert c["ratio_factor"] == pytest.approx(0.9) and c["within_factor"] is True
-    assert c["direction"] == {"measured": "up", "predicted": "up", "right": True}
+    assert c["direction"] == {"measured": "up", "predicted": "up", "right": True,
+                              "within_noise": False}
+    assert c["replicates"] == [] and c["measured_spread_pct"] is None
+    assert c["noise_band_pct"] == 3.0
     assert c["data_fsyncs_after"] == {"measured": 8.0, "predicted": 10.0, "error_pct": 25.0}
     assert c["simulate_before"]["error_pct"] == -10.0 and c["simulate_before"]["missing"] is None
     # advise's simulation of the after setting: 1,800 against 2,000 measured
@@ -122,7 +125,8 @@ def test_within_the_factor_at_its_edges_and_beyond():
     assert wrong_way["direction"]["right"] is False
     flat = cell_result(CHANGES["trx-commit"], BEFORE, {"tps": 1020.0},
                        advise_report(tps_pct=2.0), None)
-    assert flat["direction"] == {"measured": "flat", "predicted": "flat", "right": True}
+    assert flat["direction"] == {"measured": "flat", "predicted": "flat", "right": True,
+                                 "within_noise": False}
 
 
 @pytest.mark.parametrize("report, error, missing", [

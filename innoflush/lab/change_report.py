@@ -9,7 +9,7 @@ JSON keys (``--json``; schema ``innoflush.lab-validate-changes/1``):
 - ``matrix``: ``devices``, ``workloads`` [{``name``, ``command``, ``prepare``}],
   ``connections``, ``changes`` [{``id``, ``setting``, ``before``, ``after``, ``title``,
   ``log_bin``, ``needs_nonvolatile_cache``}], ``duration_s``, ``warmup_s``,
-  ``buffer_pool``, ``extra``, ``factor`` (1.3), ``flat_band_pct`` (3);
+  ``buffer_pool``, ``extra``, ``replicates``, ``factor`` (1.3), ``flat_band_pct`` (3);
 - ``devices``: [{``name``, ``ref``, ``kind`` (local|emulated), ``profile`` {``name``,
   ``title``, ``source``}, ``emulation`` (emulated), ``nonvolatile_cache``, ``skipped``
   (when this host cannot emulate it), ``cells``, ``summary``}];
@@ -19,20 +19,29 @@ JSON keys (``--json``; schema ``innoflush.lab-validate-changes/1``):
     ``commits_source``, ``server_cpu_us_per_trx``, ``command_cpu_us_per_trx``,
     ``settings`` {``innodb_flush_method``, ``innodb_flush_log_at_trx_commit``,
     ``log_bin``, ``sync_binlog``}, ``settings_match``, ``emulation``, ``version``,
-    ``sim_flavor``, ``notes``), ``measured_ratio`` (after / before TPS),
+    ``sim_flavor``, ``notes``; with replicates each side's ``tps``, data fsyncs/s and
+    writes/s and CPU are the means, and ``replicates`` their count), ``replicates``
+    (with more than one: [{``replicate``, ``before``, ``after`` {``tps``,
+    ``data_fsyncs_per_s``, ``data_writes_per_s``}, ``ratio``}], else []),
+    ``measured_spread_pct`` (half the replicates' ratios' range, % of the measured
+    ratio; null with one), ``noise_band_pct`` (max of 3 and the spread),
+    ``measured_ratio`` (mean after / mean before TPS),
     ``measured_change_pct``, ``advise`` {``ran``, ``error``, ``explained``, ``reasons``,
     ``fit_workload``, ``candidate`` {``id``, ``advised``, ``unsafe``, ``finding``,
     ``tps_pct``, ``ratio``, ``ratio_range``, ``tps_current``, ``tps_candidate``,
     ``data_fsyncs_per_s_current``, ``data_fsyncs_per_s_candidate``, ``missing``}},
     ``predicted_ratio``, ``predicted_range`` [lo, hi], ``ratio_factor`` (predicted /
-    measured), ``within_factor``, ``direction`` {``measured``, ``predicted`` (down,
-    flat, up), ``right``}, ``data_fsyncs_after`` {``measured``, ``predicted``,
+    measured), ``within_factor`` (within ×/÷1.3 of the measured ratio's spread),
+    ``direction`` {``measured``, ``predicted`` (down, flat, up: flat within the noise
+    band), ``right``, ``within_noise`` (flat only because of the replicates' spread)},
+    ``data_fsyncs_after`` {``measured``, ``predicted``,
     ``error_pct``}, ``simulate_before`` {``measured_tps``, ``predicted_tps``,
     ``error_pct``, ``missing``}, ``simulate_after`` {``measured_tps``, ``predicted_tps``,
     ``error_pct``}, ``notes``; a skipped cell has ``skipped`` and a failed
     one ``error`` instead of the figures;
   - ``summary``: ``cells``, ``measured_cells``, ``skipped_cells``, ``failed_cells``,
     ``within_factor`` ("k/n"), ``within_factor_share``, ``direction_right`` ("k/n"),
+    ``measured_within_noise``,
     ``data_fsyncs_after_mape``, ``simulate_tps_mape``, ``simulate_after_tps_mape`` and
     ``simulate_all_tps_mape`` {``mape_pct``, ``cells``},
     ``not_explained``, ``no_prediction``;
@@ -88,10 +97,14 @@ def cell_rows(cells: list[dict]) -> list[list]:
         pred = _x(c["predicted_ratio"]) + (f" [{rng[0]:.2f}..{rng[1]:.2f}]" if rng else "")
         d, fs, sb = c["direction"], c["data_fsyncs_after"], c["simulate_before"]
         sa = c.get("simulate_after") or {}
+        spread = c.get("measured_spread_pct")
+        measured = _x(c["measured_ratio"]) + (f" ±{spread:.0f}%" if spread is not None
+                                              else "")
+        m_dir = (d["measured"] or "-") + (" (within noise)" if d.get("within_noise") else "")
         rows.append(head + [
-            num(c["before"]["tps"]), num(c["after"]["tps"]), _x(c["measured_ratio"]), pred,
+            num(c["before"]["tps"]), num(c["after"]["tps"]), measured, pred,
             _yes(c["within_factor"]),
-            f"{d['measured'] or '-'} / {d['predicted'] or '-'} ({_yes(d['right'])})",
+            f"{m_dir} / {d['predicted'] or '-'} ({_yes(d['right'])})",
             f"{num(fs['measured'])} / {num(fs['predicted'])} ({pct(fs['error_pct'])})",
             f"{num(sb['measured_tps'])} / {num(sb['predicted_tps'])} ({pct(sb['error_pct'])})",
             f"{num(sa.get('measured_tps'))} / {num(sa.get('predicted_tps'))} "
@@ -101,7 +114,8 @@ def cell_rows(cells: list[dict]) -> list[list]:
 
 
 def cell_headers(factor: float) -> list[str]:
-    return ["workload", "conns", "change", "TPS before", "TPS after", "measured",
+    return ["workload", "conns", "change", "TPS before", "TPS after",
+            "measured [± replicates' spread]",
             "predicted [range]", f"within ×/÷{factor:g}", "direction meas / pred (right)",
             "data fsyncs/s after meas / pred (err)", "simulate before TPS meas / pred (err)",
             "simulate after TPS meas / pred (err)", "advise"]
@@ -156,7 +170,10 @@ def _head(report: dict) -> list[str]:
            f"matrix: workloads {[w['name'] for w in m['workloads']]} × connections "
            f"{m['connections']} × changes {[c['id'] for c in m['changes']]}; per cell a "
            f"before and an after run of {m['duration_s']:g} s after {m['warmup_s']:g} s of "
-           f"warm-up; within ×/÷{m['factor']:g}, flat within ±{m['flat_band_pct']:g}%",
+           f"warm-up" + (f", {m['replicates']} replicates (A B B A; a change within "
+                         "their spread is flat within noise)"
+                         if m.get("replicates", 1) > 1 else "")
+           + f"; within ×/÷{m['factor']:g}, flat within ±{m['flat_band_pct']:g}%",
            f"wall time {report['wall_s']:.0f} s"]
     for w in m["workloads"]:
         out.append(f"  {w['name']}: {w['command']}")

@@ -40,6 +40,7 @@ from .advise_reading import (
     fitted_workload,
     profile_as_seen,
 )
+from .change_judging import FACTOR, classify, judge
 from .command_spec import WorkloadCommand
 from .options import LabError, LabOptions, RunPlan
 from .predict import error_pct, predict, sim_config
@@ -47,7 +48,6 @@ from .run import load_or_measure, make_base_dir, measure_one, run_checked
 from .validate import LOCAL, NOISE_PCT, check_references, device_entry, host_facts
 
 SCHEMA = "innoflush.lab-validate-changes/1"
-FACTOR = 1.3            # a predicted ratio within ×/÷ this of the measured one is "within"
 NONVOLATILE = "non-volatile-cache-or-flush-ignored"
 
 
@@ -101,6 +101,7 @@ class ChangeValidateOptions:
     workloads: list[WorkloadCommand] = field(default_factory=list)
     changes: list[str] = field(default_factory=lambda: list(DEFAULT_CHANGES))
     retries: int = 1                      # a run whose server fails is tried again once
+    replicates: int = 1                   # before/after runs per cell (the noise band)
     command: str | None = None            # the command line, for the report
 
     def validate(self) -> None:
@@ -120,6 +121,8 @@ class ChangeValidateOptions:
                 raise UsageError(f"--changes {c!r}: choose from {', '.join(CHANGES)}")
         if len(set(self.changes)) != len(self.changes):
             raise UsageError("--changes: a change is listed twice")
+        if not 1 <= self.replicates <= 5:
+            raise UsageError("--replicates must be between 1 and 5")
         if not 0 <= self.retries <= 3:
             raise UsageError("retries must be between 0 and 3")
 
@@ -159,16 +162,6 @@ def nonvolatile_cache(profile) -> bool:
     return dev.verdict == NONVOLATILE and dev.o_direct_no_fsync_safe is not False
 
 
-def classify(ratio: float | None) -> str | None:
-    """down, flat (within ±NOISE_PCT) or up; None without a ratio."""
-    if ratio is None:
-        return None
-    pct = round(100.0 * (ratio - 1.0), 3)      # the ratios are reported to 4 decimals
-    if abs(pct) <= NOISE_PCT:
-        return "flat"
-    return "up" if pct > 0 else "down"
-
-
 def _ratio(a: float | None, b: float | None) -> float | None:
     if a is None or b is None or a <= 0:
         return None
@@ -177,11 +170,14 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 def cell_result(change: Change, before: dict, after: dict, advise_report: dict | None,
                 advise_error: str | None, simulated_before_tps: float | None = None,
-                simulate_missing: str | None = None) -> dict:
+                simulate_missing: str | None = None,
+                replicates: list[dict] | None = None) -> dict:
     """One cell's comparison (pure): before/after are the runs' measured figures (``tps``,
     ``data_fsyncs_per_s``, ...), advise_report the before run's advise report (None when
     it did not finish: advise_error says why), simulated_before_tps the simulator at the
-    before settings on advise's fitted workload."""
+    before settings on advise's fitted workload; replicates: with ``--replicates``, each
+    replicate's figures (``ratio`` among them), before/after then being their means —
+    the verdicts are judged against their spread (lab/change_judging.py)."""
     fit = advise_fit(advise_report, advise_error)
     cand = find_candidate(advise_report, change.setting, change.after, change.sim_field,
                           change.sim_after)
@@ -190,12 +186,7 @@ def cell_result(change: Change, before: dict, after: dict, advise_report: dict |
         pred["missing"] = f"advise gave no prediction: {fit['error']}"
     measured = _ratio(before.get("tps"), after.get("tps"))
     predicted = pred["ratio"] if fit["ran"] else None
-    factor = (round(predicted / measured, 4) if predicted is not None and measured
-              else None)
-    # compared at 3 decimals: the ratios are reported (and read back) to 4
-    within = (None if factor is None
-              else round(1.0 / FACTOR, 3) <= round(factor, 3) <= FACTOR)
-    m_dir, p_dir = classify(measured), classify(predicted)
+    verdict = judge(predicted, measured, [r.get("ratio") for r in replicates or []])
     fs_m, fs_p = after.get("data_fsyncs_per_s"), pred["data_fsyncs_per_s_candidate"]
     sim_missing = simulate_missing
     if simulated_before_tps is None and sim_missing is None:
@@ -216,9 +207,10 @@ def cell_result(change: Change, before: dict, after: dict, advise_report: dict |
                    "candidate": pred},
         "predicted_ratio": predicted,
         "predicted_range": pred["ratio_range"] if fit["ran"] else None,
-        "ratio_factor": factor, "within_factor": within,
-        "direction": {"measured": m_dir, "predicted": p_dir,
-                      "right": None if m_dir is None or p_dir is None else m_dir == p_dir},
+        "replicates": replicates or [], "measured_spread_pct": verdict["spread_pct"],
+        "noise_band_pct": verdict["noise_band_pct"],
+        "ratio_factor": verdict["ratio_factor"], "within_factor": verdict["within_factor"],
+        "direction": verdict["direction"],
         "data_fsyncs_after": {"measured": fs_m, "predicted": fs_p,
                               "error_pct": error_pct(fs_m, fs_p)},
         "simulate_before": {"measured_tps": before.get("tps"),
@@ -243,14 +235,16 @@ def _mape(errors: list) -> dict:
 def summarize(cells: list[dict]) -> dict:
     """Totals over cells (pure): ``within_factor`` "k/n" (and ``within_factor_share``)
     over the cells with a measured and a predicted ratio; ``direction_right`` "k/n" over
-    the cells judged; the MAPE of the data fsyncs/s after the change, of the simulated
-    before TPS, of advise's simulated after TPS and of both together; ``not_explained``
-    (advise said its model cannot explain the workload) and ``no_prediction`` (measured,
-    but advise priced no ratio)."""
+    the cells judged; ``measured_within_noise``, the cells whose measured change is
+    flat only within the replicates' noise; the MAPE of the data fsyncs/s after the
+    change, of the simulated before TPS, of advise's simulated after TPS and of both
+    together; ``not_explained`` (advise said its model cannot explain the workload) and
+    ``no_prediction`` (measured, but advise priced no ratio)."""
     ok = [c for c in cells if "measured_ratio" in c]
     judged = [c for c in ok if c["within_factor"] is not None]
     inside = sum(1 for c in judged if c["within_factor"])
     dirs = [c["direction"]["right"] for c in ok if c["direction"]["right"] is not None]
+    noise = sum(1 for c in ok if c["direction"].get("within_noise"))
     return {
         "cells": len(cells), "measured_cells": len(ok),
         "skipped_cells": sum(1 for c in cells if "skipped" in c),
@@ -258,6 +252,7 @@ def summarize(cells: list[dict]) -> dict:
         "within_factor": f"{inside}/{len(judged)}",
         "within_factor_share": round(inside / len(judged), 3) if judged else None,
         "direction_right": f"{sum(dirs)}/{len(dirs)}",
+        "measured_within_noise": noise,
         "data_fsyncs_after_mape": _mape([c["data_fsyncs_after"]["error_pct"] for c in ok]),
         "simulate_tps_mape": _mape([c["simulate_before"]["error_pct"] for c in ok]),
         "simulate_after_tps_mape": _mape([(c.get("simulate_after") or {}).get("error_pct")
@@ -290,6 +285,31 @@ def run_figures(m) -> dict:
             "notes": list(m.notes)}
 
 
+MEANED = ("tps", "data_fsyncs_per_s", "data_writes_per_s", "server_cpu_us_per_trx",
+          "command_cpu_us_per_trx")
+
+
+def replicate_figures(i: int, before: dict, after: dict) -> dict:
+    """One replicate of a cell: its before and after figures (tps, data fsyncs/s, data
+    writes/s) and its own ratio."""
+    pick = ("tps", "data_fsyncs_per_s", "data_writes_per_s")
+    return {"replicate": i, "before": {k: before.get(k) for k in pick},
+            "after": {k: after.get(k) for k in pick},
+            "ratio": _ratio(before.get("tps"), after.get("tps"))}
+
+
+def mean_figures(first: dict, reps: list[dict]) -> dict:
+    """A side's figures over its replicates (pure): MEANED's keys the mean (None if a
+    replicate lacks it), the rest (settings, notes, emulation) the first replicate's."""
+    out = dict(first)
+    for k in MEANED:
+        xs = [r.get(k) for r in reps] if all(k in r for r in reps) else []
+        if xs and all(x is not None for x in xs):
+            out[k] = round(sum(xs) / len(xs), 2)
+    out["replicates"] = len(reps)
+    return out
+
+
 def _measure(o: LabOptions, plan: RunPlan, workdir: Path, warnings: list[str], progress,
              emulation, profile, predict_: bool, retries: int):
     errors: list[str] = []
@@ -320,7 +340,8 @@ def _simulate_before(m, fit: dict, o: LabOptions, profile, base: Path
 def run_change_cell(vopts: ChangeValidateOptions, cp: CellPlan, wc: WorkloadCommand,
                     device: str, profile, emulation, base: Path, dn: int,
                     warnings: list[str], progress) -> dict:
-    """The before and the after run of one cell, and their comparison."""
+    """The before and the after run of one cell (each --replicates times), and their
+    comparison."""
     change = CHANGES[cp.change]
     head = {"device": device, "workload": wc.name, "connections": cp.connections,
             "change": change.id}
@@ -329,26 +350,45 @@ def run_change_cell(vopts: ChangeValidateOptions, cp: CellPlan, wc: WorkloadComm
                 f"non-volatile; the profile {profile.name} does not say so"}
     o = replace(vopts.lab, command=wc, log_bin=change.log_bin, advise=True)
     p_before, p_after = cp.run_plans()
+    # per replicate: (before Measured, after Measured); the retries' errors per side
+    runs: list[tuple] = []
+    errs: dict[str, list[str]] = {"before": [], "after": []}
     try:
-        mb, e1 = _measure(o, p_before, base / f"{dn}-run-{p_before.index}", warnings,
-                          progress, emulation, profile, True, vopts.retries)
-        ma, e2 = _measure(replace(o, advise=False), p_after,
-                          base / f"{dn}-run-{p_after.index}", warnings, progress, emulation,
-                          profile, False, vopts.retries)
+        for rep in range(1, vopts.replicates + 1):
+            tag = "" if vopts.replicates == 1 else f"-r{rep}"
+            side = {}
+            # A B B A: a drift of the host over the cell weighs on both sides alike
+            for which in (("before", "after") if rep % 2 else ("after", "before")):
+                plan = p_before if which == "before" else p_after
+                side[which], e = _measure(
+                    replace(o, advise=which == "before"), plan,
+                    base / f"{dn}-run-{plan.index}{tag}", warnings, progress, emulation,
+                    profile, which == "before", vopts.retries)
+                errs[which] += e
+            runs.append((side["before"], side["after"]))
     except LabError as exc:
         warnings.append(f"{device}: cell {cp.index} ({wc.name}, {cp.connections} conn, "
                         f"{change.id}) failed: {exc}")
         return {**head, "error": str(exc)}
+    # advise's prediction is the first replicate's (its before run is also the one the
+    # simulated before TPS is set against); every before run ran advise alike
+    mb = runs[0][0]
     report = mb.advisor.result if mb.advisor else None
     error = mb.advisor.error if mb.advisor else "advise did not run"
     fit = advise_fit(report, error)
     sim_tps, sim_missing = _simulate_before(mb, fit, o, profile, base)
-    cell = cell_result(change, run_figures(mb), run_figures(ma), report, error, sim_tps,
-                       sim_missing)
-    for errs, which in ((e1, "before"), (e2, "after")):
-        if errs:
-            cell["notes"].insert(0, f"the {which} run was tried {len(errs) + 1} times; "
-                                 f"before: {errs[-1]}")
+    figs = [(run_figures(b), run_figures(a)) for b, a in runs]
+    fb, fa = figs[0]
+    replicates = None
+    if len(figs) > 1:
+        replicates = [replicate_figures(i, b, a) for i, (b, a) in enumerate(figs, 1)]
+        fb = mean_figures(fb, [b for b, _ in figs])
+        fa = mean_figures(fa, [a for _, a in figs])
+    cell = cell_result(change, fb, fa, report, error, sim_tps, sim_missing, replicates)
+    for which, e in errs.items():
+        if e:
+            cell["notes"].insert(0, f"a {which} run was tried again ({len(e)} failure"
+                                 f"{'s' if len(e) > 1 else ''}); the last: {e[-1]}")
     # advise's whole report: what it measured and fitted, to fit it again offline
     # (bench/refit_changes.py) when the model changes
     cell["advise_report"] = report
@@ -422,6 +462,7 @@ def build_report(vopts: ChangeValidateOptions, *, date: str, wall_s: float, serv
                    "changes": [CHANGES[c].to_dict() for c in vopts.changes],
                    "duration_s": o.duration_s, "warmup_s": o.warmup_s,
                    "buffer_pool": o.buffer_pool, "extra": dict(o.extra),
+                   "replicates": vopts.replicates,
                    "factor": FACTOR, "flat_band_pct": NOISE_PCT},
         "devices": devices,
         "summary": {**summarize(every),

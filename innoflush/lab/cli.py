@@ -418,7 +418,9 @@ report is still written) or another failure; 130 interrupted.
 @click.option("--replicates", type=click.IntRange(1, 5), default=1, show_default=True,
               help="Measure every cell this many times (a pair's two flush methods in "
                    "A B B A order): a pair whose replicates disagree on the direction of "
-                   "the data fsyncs is undetermined (noise), not judged.")
+                   "the data fsyncs is undetermined (noise), not judged. With "
+                   "--workload-cmd: every cell's before and after runs, in A B B A order, "
+                   "each change judged against the replicates' spread.")
 @click.option("--workload", "workload_value", default="insert", show_default=True,
               metavar="insert|oltp|NAME|FILE",
               help="The load (insert, oltp), calibrated first; or a calibrated workload "
@@ -471,7 +473,7 @@ def validate_command(ctx, backend, image, basedir, devices, connections, flush_m
     check_targets(html_file, png_dir)
     charts = (html_file, png_dir)
     if workload_cmd or workload_prepare:
-        stale = _given(ctx, "flush_method", "trx_commit", "calibrate_duration", "replicates",
+        stale = _given(ctx, "flush_method", "trx_commit", "calibrate_duration",
                        "rows_per_trx", "preload_rows", "save_workload", "force")
         if ctx.get_parameter_source("workload_value") == click.core.ParameterSource.COMMANDLINE:
             stale.append("--workload")
@@ -488,6 +490,7 @@ def validate_command(ctx, backend, image, basedir, devices, connections, flush_m
             devices=parse_list(devices),
             workloads=workload_commands(list(workload_cmd), list(workload_prepare)),
             changes=parse_list(changes) if changes else list(DEFAULT_CHANGES),
+            replicates=replicates,
             command="innoflush " + shlex.join(sys.argv[1:]))   # the commands, quoted
         _validate_output(change_report, lambda progress, line: lab_change_validate(
             cvopts, progress=progress, progress_line=line), as_json, markdown_file,

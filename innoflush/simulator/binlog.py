@@ -9,7 +9,8 @@ the COMMIT stage then releases them without another redo sync. Flush of the next
 overlaps the sync of this one.
 
 MariaDB: the redo is made durable at prepare, per transaction (with redo group commit),
-and one leader writes, syncs and commits each binlog group.
+and one leader writes, syncs and commits each binlog group. A thread that finds nobody
+writing the binlog leads at once, with whoever queued before it (``Binlog.enqueue``).
 """
 
 from __future__ import annotations
@@ -41,12 +42,13 @@ class Binlog:
     written and waiting for the SYNC stage, the bytes written since the last sync and
     the sync_binlog counter."""
 
-    __slots__ = ("env", "forming", "flush_wakeup", "sync_wakeup", "sync_queue",
+    __slots__ = ("env", "forming", "led", "flush_wakeup", "sync_wakeup", "sync_queue",
                  "unsynced_bytes", "sync_counter")
 
     def __init__(self, env: simpy.Environment):
         self.env = env
         self.forming = BinlogGroup(env)
+        self.led: BinlogGroup | None = None   # a group its leader closed on arrival
         self.flush_wakeup: Event | None = None
         self.sync_wakeup: Event | None = None
         self.sync_queue: list[BinlogGroup] = []
@@ -60,6 +62,18 @@ class Binlog:
         g.lsns_max = max(g.lsns_max, lsn)
         g.bytes += nbytes
         g.size += 1
+        if self.flush_wakeup is not None and not self.flush_wakeup.triggered:
+            # Nobody is writing the binlog: this thread leads and takes the queue at
+            # once — before the followers of its redo group, each woken in turn by the
+            # redo leader's release, reach it. (MariaDB/server sql/log.cc,
+            # MYSQL_BIN_LOG::trx_group_commit_leader: the first of the queue "will wait
+            # to obtain the LOCK_log mutex, then group commit all the transactions in
+            # the queue (more may have entered while waiting for LOCK_log)" — with
+            # LOCK_log free there is no wait.) Those followers form the next group,
+            # behind this one's sync: measured on 10.11 at sync_binlog=1, 1.28 commits
+            # per binlog group at 4 threads and 4.65 at 16 (sysbench oltp_insert,
+            # emulated 2.8 ms syncs), not the N/2 of a redo group carried whole.
+            self.led, self.forming = g, BinlogGroup(self.env)
         wake(self.flush_wakeup)
         return g.done
 
@@ -69,11 +83,14 @@ def binlog_flush_stage(srv: Server) -> SimGen[None]:
     env, binlog = srv.env, srv.binlog
     trx_commit = srv.trx_commit
     while True:
-        if binlog.forming.size == 0:
+        if binlog.forming.size == 0 and binlog.led is None:
             binlog.flush_wakeup = wakeup = env.event()
             yield wakeup
             continue
-        group, binlog.forming = binlog.forming, BinlogGroup(env)
+        if binlog.led is not None:
+            group, binlog.led = binlog.led, None
+        else:
+            group, binlog.forming = binlog.forming, BinlogGroup(env)
         if srv.flavor.redo_sync_in_binlog_flush_stage and trx_commit in (1, 2):
             yield from log_write_up_to(srv, group.lsns_max, flush=trx_commit == 1)
         yield from srv.device.write(max(512, group.bytes), False)
