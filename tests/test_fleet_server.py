@@ -175,7 +175,10 @@ def test_fleet_json_lines(fleet, tmp_path):
     assert failed == {"stopped": "refused", "badpw": "auth", "notmysql": "not-mysql"}
     assert results["stopped"]["exit"] == results["badpw"]["exit"] == 2
     assert "access denied" in results["badpw"]["error"]["message"]
+    keys = {"host", "address", "port", "socket", "groups", "status", "exit", "error",
+            "report", "seconds"}   # as docs/commands/advise-inventory.md lists them
     for h, r in results.items():
+        assert set(r) == keys
         if h in failed:
             assert r["report"] is None
             continue

@@ -162,7 +162,10 @@ def _kind(exc: InnoflushError) -> str:
         return kind
     if isinstance(exc, PrivilegeError):
         return "privilege"
-    return exc.__class__.__name__.removesuffix("Error").lower() or "error"
+    if type(exc) is InnoflushError:
+        return "failure"
+    # UsageError -> usage, SamplingError -> sampling, ProfileError -> profile
+    return exc.__class__.__name__.removesuffix("Error").lower() or "failure"
 
 
 @dataclass

@@ -481,8 +481,10 @@ def server_error(exc: Exception, opts: ConnectionOptions) -> InnoflushError:
     detail = scrub(str(exc.args[1]) if len(exc.args) > 1 else str(exc), opts.password)
     if code in (1227, 1142, 1044):
         return ConnectError(f"missing privilege at {opts.target}: {detail}", "privilege")
-    return InnoflushError(f"server error at {opts.target}: {detail}"
-                          + (f" (error {code})" if code else ""))
+    err = InnoflushError(f"server error at {opts.target}: {detail}"
+                         + (f" (error {code})" if code else ""))
+    err.kind = "server"   # type: ignore[attr-defined]   # for the fleet's report
+    return err
 
 
 # (what the driver's text contains, what we say, the ConnectError kind)
