@@ -61,13 +61,14 @@ class Load:
     def _run(self) -> None:
         conn = self.srv.connect()
         rng = random.Random(self.srv.port)
-        pause = 1.0 / self.rate
+        pause = 1.0 / self.rate if self.rate > 0 else 0.0   # 0: back to back
         with conn.cursor() as cur:
             while not self.stop.is_set():
                 cur.execute("INSERT INTO bench.t (k, pad) VALUES (%s, REPEAT('x', 100))",
                             (rng.randrange(1 << 20),))
                 self.count += 1
-                time.sleep(pause)
+                if pause:
+                    time.sleep(pause)
         conn.close()
 
 
@@ -103,7 +104,8 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--interval", type=float, default=1.0)
     ap.add_argument("--load-rate", type=float, default=50.0,
-                    help="INSERTs a second on each server")
+                    help="INSERTs a second on each server (0: back to back, one "
+                         "connection)")
     ap.add_argument("--profile", default=None)
     ap.add_argument("--no-predict", action="store_true")
     ap.add_argument("--scheduler", default=None,
@@ -197,6 +199,10 @@ def main() -> int:
     exits = Counter(r["exit"] for r in ok)
     fit_wall = [r["report"]["fit"]["wall_s"] for r in ok if r["report"].get("fit")]
     per_host = sorted(r["seconds"] for r in ok)
+    with_pred = sorted(r["seconds"] for r in ok
+                       if any(c.get("predicted") for c in r["report"]["candidates"]))
+    without = sorted(r["seconds"] for r in ok
+                     if not any(c.get("predicted") for c in r["report"]["candidates"]))
     print(f"hosts: {len(hosts)} ({args.servers} servers x {args.copies}), "
           f"--concurrency {args.concurrency}, --interval {args.interval:g}, "
           f"predictions {'off' if args.no_predict else 'on'}"
@@ -210,6 +216,15 @@ def main() -> int:
         print(f"one host's advise, wall: median {per_host[len(per_host) // 2]:.2f} s, "
               f"max {per_host[-1]:.2f} s; fit wall median "
               f"{sorted(fit_wall)[len(fit_wall) // 2] if fit_wall else 0:.2f} s")
+        for label, xs in (("with predictions", with_pred), ("without", without)):
+            if xs:
+                print(f"  {label}: {len(xs)} hosts, median {xs[len(xs) // 2]:.2f} s")
+    why = Counter(reason.split(":")[0][:90] for r in ok if r["exit"] == 4
+                  for reason in (r["report"].get("fit") or {}).get("reasons", []))
+    if why:
+        print("why the model could not explain a host's workload (exit 4), by count:")
+        for reason, n in why.most_common(5):
+            print(f"  {n:5d}  {reason}")
     print(f"at most {run.max_concurrent} hosts at once (--concurrency {args.concurrency})")
     base = 2   # the load's connection and the FLUSH/SHOW one
     bound = 2 * min(args.concurrency, args.copies) + base
