@@ -21,7 +21,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from .inventory import Host, InventoryError
+from .hosts import Host, InventoryError
 
 
 @dataclass
