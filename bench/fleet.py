@@ -72,6 +72,14 @@ class Load:
         conn.close()
 
 
+def _cpu() -> tuple[float, float]:
+    """CPU seconds of this process, and of its children that ended (the servers run
+    until the end: not counted)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, ch.ru_utime + ch.ru_stime
+
+
 def _one(srv: LocalServer, sql: str):
     conn = srv.connect()
     with conn.cursor() as cur:
@@ -112,13 +120,10 @@ def main() -> int:
                     help="tcp://HOST:PORT of a Dask scheduler for the predictions")
     ap.add_argument("--workdir", default=None)
     args = ap.parse_args()
-    if args.scheduler:   # the predictions' executor: innoflush.executor (branch dask)
-        try:
-            from innoflush.executor import make_executor  # type: ignore[import-not-found]
-        except ImportError:
-            print("--scheduler needs innoflush.executor (not in this build)", file=sys.stderr)
-            return 2
-        make_executor(args.scheduler).close()   # to be passed to the fleet's _advise
+    from innoflush.executor import make_executor
+
+    # the fleet's one executor for the predictions, as `advise --inventory` makes it
+    executor = None if args.no_predict else make_executor(args.scheduler)
     work = Path(args.workdir or tempfile.mkdtemp(prefix="innoflush-fleet-"))
     work.mkdir(parents=True, exist_ok=True)
     servers: list[LocalServer] = []
@@ -166,9 +171,10 @@ def main() -> int:
         time.sleep(2)   # the load under way before the first interval
         for s in servers:
             _one(s, "FLUSH STATUS")
-        settings = FleetSettings(defaults_file=str(cnf), connect_timeout=10.0, advise_kw=dict(
+        settings = FleetSettings(defaults_file=str(cnf), connect_timeout=10.0,
+                                 executor=executor, advise_kw=dict(
             interval_s=args.interval, samples=1, profile=profile, predict=not args.no_predict))
-        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        cpu0 = _cpu()
         done = [0]
 
         def progress(r: dict) -> None:
@@ -180,11 +186,14 @@ def main() -> int:
         t1 = time.monotonic()
         run = advise_fleet(hosts, settings, args.concurrency, on_result=progress)
         wall = time.monotonic() - t1
-        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
-        cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+        if executor is not None:   # its processes end: their CPU is counted from here
+            executor.close()
+        cpu_self, cpu_children = (b - a for a, b in zip(cpu0, _cpu(), strict=True))
         used = [int(_one(s, "SHOW GLOBAL STATUS LIKE 'Max_used_connections'")[1])
                 for s in servers]
     finally:
+        if executor is not None:
+            executor.close()
         for ld in loads:
             ld.stop.set()
         for ld in loads:
@@ -206,9 +215,11 @@ def main() -> int:
     print(f"hosts: {len(hosts)} ({args.servers} servers x {args.copies}), "
           f"--concurrency {args.concurrency}, --interval {args.interval:g}, "
           f"predictions {'off' if args.no_predict else 'on'}"
-          + (f", scheduler {args.scheduler}" if args.scheduler else ", local pool"))
-    print(f"wall: {wall:.1f} s; CPU of this process: {cpu:.1f} s "
-          f"({cpu / max(1, len(hosts)):.2f} s a host)")
+          + (f", predictions on {executor.describe()}" if executor else ""))
+    n = max(1, len(hosts))
+    print(f"wall: {wall:.1f} s; CPU: this process {cpu_self:.1f} s ({cpu_self / n:.2f} s a "
+          f"host), its finished children (the wake probes, the local pool) "
+          f"{cpu_children:.1f} s ({cpu_children / n:.2f} s a host)")
     print(f"advised: {len(ok)}; failed: {sum(failed.values())} {dict(failed)}; "
           f"not finished: {len(run.not_done)}; exits {dict(sorted(exits.items()))}; "
           f"with predictions: {predicted}")

@@ -200,7 +200,7 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
         settings = FleetSettings(
             user=user, defaults_file=defaults_file, login_path=login_path,
             ssl_mode=ssl_mode, ssl_ca=ssl_ca, ssl_cert=ssl_cert, ssl_key=ssl_key,
-            connect_timeout=connect_timeout,
+            connect_timeout=connect_timeout, executor=executor,
             advise_kw=dict(interval_s=interval, samples=samples, profile=profile,
                            durability=durability, connections=connections,
                            predict=not no_predict, seed=seed, cpu_cores=cpu_cores,

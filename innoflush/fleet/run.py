@@ -17,8 +17,8 @@ closes every open connection (a worker still sampling then fails at its next rea
 its result is dropped) and returns what finished.
 
 The worker threads sleep most of the time (sampling waits out ``--interval``), so
-threads fit; the simulated predictions are CPU-bound and run where ``_advise`` sends
-them.
+threads fit; the simulated predictions are CPU-bound and go to the one executor of the
+fleet (``FleetSettings.executor``: a local process pool, or Dask with ``--scheduler``).
 """
 
 from __future__ import annotations
@@ -60,6 +60,9 @@ class FleetSettings:
     ssl_key: str | None = None
     connect_timeout: float = 10.0
     advise_kw: dict[str, Any] = field(default_factory=dict)
+    # where the predictions run (innoflush.executor; its map may be called from several
+    # threads): one for the whole fleet, not a process pool per host; None: advise()'s own
+    executor: Any = None
 
 
 def option_groups(host: Host) -> list[str]:
@@ -115,9 +118,9 @@ def _advise(session: ReadOnlySession, opts: ConnectionOptions, sessions: Session
     """The one call of advise() for a host of the fleet."""
     from ..advisor.advise import advise
 
-    # the predictions' executor (process pool or Dask) is to be passed here: executor=
     return advise(session, conn_public=opts.public(session.tls), is_local=opts.is_local,
-                  open_session=lambda: sessions.open(opts, read_tls=False), **s.advise_kw)
+                  open_session=lambda: sessions.open(opts, read_tls=False),
+                  executor=s.executor, **s.advise_kw)
 
 
 def advise_host(host: Host, settings: FleetSettings, sessions: Sessions | None = None
