@@ -96,9 +96,11 @@ def assert_stopped(pid: int | None, port: int | None) -> None:
 
 
 @contextlib.contextmanager
-def running_server(workdir, options: ServerOptions | None = None):
-    """A started LocalServer; stopped (and checked stopped) on exit, whatever happens."""
-    srv = LocalServer(workdir, options or ServerOptions(innodb_buffer_pool_size="64M"))
+def running_server(workdir, options: ServerOptions | None = None, **server_kw):
+    """A started LocalServer; stopped (and checked stopped) on exit, whatever happens.
+    server_kw: more LocalServer arguments (datadir_from=...)."""
+    srv = LocalServer(workdir, options or ServerOptions(innodb_buffer_pool_size="64M"),
+                      **server_kw)
     try:
         srv.start()
         pid, port = srv.pid, srv.port

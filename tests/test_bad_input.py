@@ -57,6 +57,9 @@ def _bad_profiles() -> dict[str, str]:
         "nan.json": broken(sync_p50(float("nan"))),         # json writes NaN, Python reads it
         "no-mean.json": broken(drop_mean),
         "not-json.json": '{"schema": "innoflush.device-profile/1", "tests": [',
+        # advise --inventory: one with no hosts, one with a host (port 1: never reached)
+        "empty-inventory.ini": "# no hosts yet\n[db]\n",
+        "one-host.txt": "127.0.0.1:1\n",
     }
 
 
@@ -190,6 +193,17 @@ ROWS = [
      "no such option file"),
     ("advise-zero-connect-timeout", ["advise", "--port", "{port}", "--connect-timeout", "0"],
      2, "connect-timeout"),
+    ("advise-inventory-missing", ["advise", "--inventory", "{cwd}/none.yml"], 2,
+     "no such inventory file"),
+    ("advise-inventory-empty", ["advise", "--inventory", "{inputs}/empty-inventory.ini"], 2,
+     "the inventory has no hosts"),
+    ("advise-inventory-zero-concurrency",
+     ["advise", "--inventory", "{inputs}/one-host.txt", "--concurrency", "0"], 2,
+     "--concurrency must be at least 1"),
+    ("advise-concurrency-without-inventory", ["advise", "--concurrency", "4"], 2,
+     "--concurrency needs --inventory"),
+    ("advise-inventory-and-host", ["advise", "--inventory", "{inputs}/one-host.txt", "-h",
+                                   "db1"], 2, "-h/--host cannot be used with --inventory"),
     # ---- lab ----
     ("lab-run-bad-backend", ["lab", "run", "--backend", "podman"], 2,
      "'podman' is not one of 'local', 'docker'"),

@@ -7,8 +7,8 @@ import sys
 import click
 
 from ..charts.output import chart_options, check_targets, emit
-from ..errors import InnoflushError, UsageError
-from ..live.connect import ConnectError, connect, resolve_options, scrub
+from ..errors import UsageError
+from ..live.connect import connect, resolve_options, server_error
 
 HELP = """Read a live MySQL/MariaDB server and recommend innodb_flush_method,
 innodb_flush_log_at_trx_commit, sync_binlog, innodb_use_fdatasync and innodb_doublewrite,
@@ -21,6 +21,12 @@ password (never -pSECRET: it would show in the process list), --login-path NAME
 reads ~/.mylogin.cnf, --ssl-mode as the client's. The password: the prompt, the
 login path, the [client] section of --defaults-file or ~/.my.cnf, or MYSQL_PWD;
 it is never printed or stored. --help shows this help.
+
+\b
+--inventory FILE advises every host of an Ansible INI/YAML inventory or a plain
+list (host[:port] a line), --concurrency at once: one fleet table, worst first,
+or one JSON object a line (--json); exit 2 when any host failed, else 3 when
+any has a recommendation (docs/commands/advise-inventory.md).
 
 \b
 Exit codes:
@@ -83,6 +89,12 @@ class _AdviseCommand(click.Command):
               help="Read user, password, host, port, socket from this group of "
                    "~/.mylogin.cnf (mysql_config_editor; $MYSQL_TEST_LOGIN_FILE overrides "
                    "the path).")
+@click.option("--inventory", default=None, metavar="FILE",
+              help="Advise every host of this inventory (Ansible INI or YAML, or one "
+                   "host[:port] a line) instead of one server; credentials per host from "
+                   "the option file's [client_<group>] and [client_<host>] sections.")
+@click.option("--concurrency", type=int, default=None, metavar="N",
+              help="With --inventory: hosts advised at once (default: 8).")
 @click.option("--password", "-p", "prompt_password", is_flag=True,
               help="Prompt for the password (takes no value: a password on the command "
                    "line shows in the process list).")
@@ -138,7 +150,8 @@ class _AdviseCommand(click.Command):
               help="Also write the report as Prometheus metrics to FILE (atomically), for "
                    "node_exporter's textfile collector; see docs/prometheus.md.")
 @chart_options
-def advise_command(host, port, socket, user, defaults_file, login_path, prompt_password,
+def advise_command(host, port, socket, user, defaults_file, login_path, inventory,
+                   concurrency, prompt_password,
                    ask_password, ssl_mode, ssl_ca, ssl_cert, ssl_key, connect_timeout,
                    interval, samples, profile_ref, measure, durability, connections,
                    cpu_cores, workload_ref, ignore_rules, no_predict,
@@ -174,6 +187,27 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
         wprofile = load_workload(workload_ref)   # exit 2 before connecting
     click_ctx = click.get_current_context()
     executor = _executor(click_ctx, scheduler, (profile_ref or measure) and not no_predict)
+    if inventory is None and concurrency is not None:
+        raise UsageError("--concurrency needs --inventory")
+    if inventory is not None:
+        from ..fleet.cli import advise_inventory, check_fleet_options
+        from ..fleet.run import DEFAULT_CONCURRENCY, FleetSettings
+
+        check_fleet_options(dict(host=host, port=port, socket=socket, measure=measure,
+                                 prom_path=prom_path, html_file=html_file, png_dir=png_dir,
+                                 capture_path=click_ctx.meta.get("capture_path")),
+                            concurrency)
+        settings = FleetSettings(
+            user=user, defaults_file=defaults_file, login_path=login_path,
+            ssl_mode=ssl_mode, ssl_ca=ssl_ca, ssl_cert=ssl_cert, ssl_key=ssl_key,
+            connect_timeout=connect_timeout, executor=executor,
+            advise_kw=dict(interval_s=interval, samples=samples, profile=profile,
+                           durability=durability, connections=connections,
+                           predict=not no_predict, seed=seed, cpu_cores=cpu_cores,
+                           workload_profile=wprofile, ignore_rules=ignore_rules))
+        advise_inventory(inventory, concurrency or DEFAULT_CONCURRENCY, settings, as_json,
+                         ask_password or prompt_password, _prompt)
+        return
     if click_ctx.meta.get("capture_path") is not None:   # --from: no server to connect to
         from .offline_cli import advise_from
 
@@ -201,15 +235,7 @@ def advise_command(host, port, socket, user, defaults_file, login_path, prompt_p
                         open_session=lambda: connect(opts, read_tls=False), executor=executor,
                         progress=_progress(not as_json and sys.stderr.isatty(), samples))
     except pymysql.err.MySQLError as exc:
-        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
-        if code in (2006, 2013, 2014):
-            raise InnoflushError(f"lost the connection to {opts.target} (server restarted or "
-                                 "went away?)") from None
-        detail = scrub(str(exc.args[1]) if len(exc.args) > 1 else str(exc), opts.password)
-        if code in (1227, 1142, 1044):
-            raise ConnectError(f"missing privilege at {opts.target}: {detail}") from None
-        raise InnoflushError(f"server error at {opts.target}: {detail}"
-                             + (f" (error {code})" if code else "")) from None
+        raise server_error(exc, opts) from None
     finally:
         session.close()
     emit("advise", report, html_file, png_dir, render_text(report))

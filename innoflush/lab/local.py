@@ -214,8 +214,11 @@ class LocalServer:
     def __init__(self, workdir: str | os.PathLike, options: ServerOptions | None = None,
                  basedir: str | os.PathLike | None = None, port: int | None = None,
                  start_timeout_s: float = 60.0, stop_timeout_s: float = 60.0,
-                 remove_on_stop: bool = False, env: dict[str, str] | None = None):
+                 remove_on_stop: bool = False, env: dict[str, str] | None = None,
+                 datadir_from: str | os.PathLike | None = None):
         self.workdir = Path(workdir).absolute()
+        # an initialised datadir (initialized_datadir) copied instead of initialising one
+        self.datadir_from = Path(datadir_from) if datadir_from is not None else None
         # more environment for the server process only (not for mariadb-install-db):
         # e.g. the device emulation's LD_PRELOAD (lab/emulate.py)
         self.env = dict(env or {})
@@ -275,14 +278,21 @@ class LocalServer:
         b = self.binaries
         assert b is not None
         log = self.workdir / "initialize.log"
+        # a temporary directory of its own: two initialisations sharing /tmp (another
+        # test, another checkout) remove each other's temporary tables and one fails
+        # ("Unknown table 'mysql.tmp_user_sys'")
+        tmp = self.workdir / "init-tmp"
+        tmp.mkdir(exist_ok=True)
         if b.flavor == "mariadb":
             cmd = [str(b.install_db), "--no-defaults", "--auth-root-authentication-method=normal",
-                   f"--datadir={self.datadir}", "--skip-test-db", *self._user_args()]
+                   f"--datadir={self.datadir}", "--skip-test-db", f"--tmpdir={tmp}",
+                   *self._user_args()]
             if self.basedir is not None:
                 cmd.append(f"--basedir={self.basedir}")
         else:
             cmd = [str(b.server), "--no-defaults", "--initialize-insecure",
-                   f"--datadir={self.datadir}", f"--log-error={log}", *self._user_args()]
+                   f"--datadir={self.datadir}", f"--log-error={log}", f"--tmpdir={tmp}",
+                   *self._user_args()]
             if self.basedir is not None:
                 cmd.append(f"--basedir={self.basedir}")
         try:
@@ -298,6 +308,13 @@ class LocalServer:
         if rc != 0:
             raise ServerError(start_failure(f"initialising the datadir failed (exit {rc})",
                                             log))
+
+    def _copy_datadir(self) -> None:
+        try:
+            shutil.copytree(self.datadir_from, self.datadir, dirs_exist_ok=True)
+        except OSError as exc:
+            raise ServerError(f"cannot copy the datadir {self.datadir_from} to "
+                              f"{self.datadir}: {exc}") from None
 
     def command(self) -> list[str]:
         b = self.binaries
@@ -323,7 +340,10 @@ class LocalServer:
             raise ServerError(f"port {self.requested_port} on {self.HOST} is in use: choose "
                               "another port or leave it out to get a free one")
         try:
-            self.initialize()
+            if self.datadir_from is not None:
+                self._copy_datadir()
+            else:
+                self.initialize()
             attempts = 1 if self.requested_port is not None else 3
             for attempt in range(attempts):
                 if self.requested_port is None:
@@ -438,6 +458,17 @@ class LocalServer:
     def __repr__(self) -> str:
         state = f"pid {self.pid} port {self.port}" if self.is_running() else "stopped"
         return f"<LocalServer {self.flavor} {self.workdir} {state}>"
+
+
+def initialized_datadir(workdir: str | os.PathLike,
+                        basedir: str | os.PathLike | None = None) -> Path:
+    """A fresh datadir under workdir (root without a password), for many servers to copy
+    (LocalServer(datadir_from=...)): one initialisation (about 5 s) instead of one each."""
+    srv = LocalServer(workdir, basedir=basedir)
+    srv.binaries = find_binaries(basedir)
+    srv._prepare_dir()
+    srv.initialize()
+    return srv.datadir
 
 
 __all__ = ["Binaries", "LocalServer", "ServerError", "ServerOptions", "find_binaries",

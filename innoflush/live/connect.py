@@ -6,7 +6,10 @@ Where the settings come from, highest precedence first (the mysql client's order
 - the login path file (``~/.mylogin.cnf``, or ``$MYSQL_TEST_LOGIN_FILE``; see
   ``mylogin``): its ``--login-path NAME`` group, then its ``[client]`` group — read even
   with ``--defaults-file``, as the clients do;
-- the ``[client]`` section of ``--defaults-file`` (or, without it, of ``~/.my.cnf``);
+- the ``[client]`` section of ``--defaults-file`` (or, without it, of ``~/.my.cnf``),
+  then, when ``resolve_options`` is given ``group_suffixes`` (the mysql clients'
+  ``--defaults-group-suffix``: ``_X`` reads ``[client]`` then ``[client_X]``), each
+  ``[client<suffix>]`` section in the order given, a later one winning;
 - the defaults (localhost, 3306, the login name, ``--ssl-mode PREFERRED``). As with the
   MySQL clients, host ``localhost`` without a port means the local socket when one of the
   usual socket files exists.
@@ -61,7 +64,15 @@ DEFAULT_SOCKETS = ("/run/mysqld/mysqld.sock", "/var/run/mysqld/mysqld.sock",
 
 
 class ConnectError(UsageError):
-    """Cannot reach or log in to the server (exit 2: fix the connection options)."""
+    """Cannot reach or log in to the server (exit 2: fix the connection options).
+
+    kind: why, in one word a fleet report can sort and count by: refused, timeout,
+    unknown-host, unreachable, no-socket, tls, auth, not-mysql, lost, privilege, connect
+    (anything else)."""
+
+    def __init__(self, message: str, kind: str = "connect"):
+        super().__init__(message)
+        self.kind = kind
 
 
 class PrivilegeError(UsageError):
@@ -152,6 +163,11 @@ def parse_option_groups(text: str, source: str) -> dict[str, dict[str, str]]:
 
 def read_option_file(path: str | os.PathLike, section: str = "client") -> dict[str, str]:
     """Options of one section of a MySQL option file (see parse_option_groups)."""
+    return read_option_groups(path).get(section, {})
+
+
+def read_option_groups(path: str | os.PathLike) -> dict[str, dict[str, str]]:
+    """Every group of a MySQL option file (see parse_option_groups)."""
     p = Path(path).expanduser()
     try:
         text = p.read_text(encoding="utf-8")
@@ -159,21 +175,24 @@ def read_option_file(path: str | os.PathLike, section: str = "client") -> dict[s
         raise UsageError(f"{p}: no such option file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{p}: cannot read option file ({exc.__class__.__name__})") from None
-    return parse_option_groups(text, str(p)).get(section, {})
+    return parse_option_groups(text, str(p))
 
 
 def _option_sources(defaults_file: str | None, login_path: str | None,
-                    environ: Mapping[str, str], home: str | None
+                    environ: Mapping[str, str], home: str | None,
+                    group_suffixes: Sequence[str] = ()
                     ) -> list[tuple[str, dict[str, str]]]:
     """(label, options) of every file that gives options, lowest precedence first."""
     sources: list[tuple[str, dict[str, str]]] = []
-    if defaults_file:
-        opt_path = Path(defaults_file).expanduser()
-        sources.append((f"option file {opt_path}", read_option_file(opt_path)))
-    else:
-        opt_path = Path(home or Path.home()) / ".my.cnf"
-        if opt_path.is_file():
-            sources.append((f"option file {opt_path}", read_option_file(opt_path)))
+    opt_path = Path(defaults_file).expanduser() if defaults_file else \
+        Path(home or Path.home()) / ".my.cnf"
+    if defaults_file or opt_path.is_file():
+        groups = read_option_groups(opt_path)
+        sources.append((f"option file {opt_path}", groups.get("client", {})))
+        for suffix in group_suffixes:   # [client_X] after [client]: the later one wins
+            if f"client{suffix}" in groups:
+                sources.append((f"option file {opt_path} [client{suffix}]",
+                                groups[f"client{suffix}"]))
     login_file = login_file_path(environ, home)
     if login_path is not None and not login_path.strip():
         raise UsageError("--login-path needs a name")
@@ -199,13 +218,16 @@ def resolve_options(host: str | None = None, port: int | None = None, socket: st
                     ssl_key: str | None = None, connect_timeout: float = 10.0,
                     login_path: str | None = None, env: Mapping[str, str] | None = None,
                     prompt: Callable[[str], str] | None = None,
-                    home: str | None = None) -> ConnectionOptions:
-    """Merge the command line, the option files, MYSQL_PWD and a prompt (see module doc)."""
+                    home: str | None = None,
+                    group_suffixes: Sequence[str] = ()) -> ConnectionOptions:
+    """Merge the command line, the option files, MYSQL_PWD and a prompt (see module doc).
+    group_suffixes: also read these ``[client<suffix>]`` sections of the option file,
+    after ``[client]`` (see module doc)."""
     environ: Mapping[str, str] = os.environ if env is None else env
     if not 0 < connect_timeout <= MAX_CONNECT_TIMEOUT_S:
         raise UsageError(f"--connect-timeout must be more than 0 seconds (got "
                          f"{connect_timeout:g})")
-    sources = _option_sources(defaults_file, login_path, environ, home)
+    sources = _option_sources(defaults_file, login_path, environ, home, group_suffixes)
 
     def from_files(key: str) -> tuple[str | None, str]:
         for label, opts in reversed(sources):
@@ -330,7 +352,7 @@ def connect(opts: ConnectionOptions, read_tls: bool = True) -> ReadOnlySession:
                                 opts.ssl_key)
     except OSError as exc:   # a certificate or key that does not load
         raise ConnectError(scrub(f"cannot use the TLS files ({_ssl_text(exc)})",
-                                 opts.password)) from None
+                                 opts.password), "tls") from None
     try:
         conn.connect()
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line
@@ -381,19 +403,25 @@ def _handshake_error(exc: Exception, conn: Any, opts: ConnectionOptions) -> Conn
     orig = getattr(exc, "original_exception", None)
     code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
     connected = conn.host_info != "Not connected"   # PyMySQL sets it once the socket is up
+    kind = "connect"
     if isinstance(orig, ssl.SSLError):
         msg = (f"TLS handshake with {opts.target} failed under --ssl-mode {opts.ssl_mode}: "
                f"{_ssl_text(orig)}")
+        kind = "tls"
     elif code == _CR_SSL_CONNECTION_ERROR:
         msg = (f"the server at {opts.target} does not offer TLS, and --ssl-mode "
                f"{opts.ssl_mode} requires it (the server needs ssl_cert and ssl_key)")
+        kind = "tls"
     elif isinstance(exc, pymysql.err.MySQLError) and code is not None and code < 2000:
         return connect_error(exc, opts)    # the server answered with an error (1045...)
     elif not connected and isinstance(orig, OSError):
         # the TCP (or socket file) connect itself
-        msg = (f"cannot connect to {opts.target}: "
-               + ("timed out after " + t + " (host unreachable or filtered?)"
-                  if isinstance(orig, TimeoutError) else _reason(str(orig))))
+        if isinstance(orig, TimeoutError):
+            reason, kind = "timed out after " + t + " (host unreachable or filtered?)", \
+                "timeout"
+        else:
+            reason, kind = _reason(str(orig))
+        msg = f"cannot connect to {opts.target}: {reason}"
     elif not _greeted(conn):
         timed_out = isinstance(orig, TimeoutError) or "timed out" in str(exc).lower()
         lost = code == _CR_SERVER_LOST
@@ -401,49 +429,84 @@ def _handshake_error(exc: Exception, conn: Any, opts: ConnectionOptions) -> Conn
                "it closed the connection without a MySQL greeting" if lost else
                "it answered with something other than a MySQL greeting")
         msg = f"not a MySQL server at {opts.target} ({why})"
+        kind = "not-mysql"
     elif isinstance(orig, TimeoutError) or "timed out" in str(exc).lower():
         msg = (f"the server at {opts.target} did not finish the login handshake within {t}")
+        kind = "timeout"
     elif isinstance(exc, pymysql.err.MySQLError):
         return connect_error(exc, opts)
     else:
         msg = f"cannot connect to {opts.target}: {exc.__class__.__name__}: {exc}"
-    return ConnectError(scrub(msg, opts.password))
+    return ConnectError(scrub(msg, opts.password), kind)
 
 
 def connect_error(exc: Exception, opts: ConnectionOptions) -> ConnectError:
     code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
     detail = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
+    kind = "connect"
     if code == _ER_ACCESS_DENIED:
         using = "with a password" if opts.password else "without a password"
         hint = ("check the password" if opts.password else
                 "give one with -p, --login-path, --defaults-file or MYSQL_PWD")
         msg = (f"access denied for user {opts.user!r} at {opts.target} ({using}): {hint}")
+        kind = "auth"
     elif code == _ER_DBACCESS_DENIED:
         msg = f"access denied for user {opts.user!r} at {opts.target}"
+        kind = "auth"
     elif code in (_CR_CONNECTION_ERROR, _CR_CONN_HOST_ERROR, _CR_UNKNOWN_HOST):
-        reason = _reason(detail)
+        reason, kind = _reason(detail)
         msg = f"cannot connect to {opts.target}: {reason}"
     elif code == _CR_SERVER_LOST:
-        msg = f"lost connection to {opts.target} while connecting: {_reason(detail)}"
+        msg = f"lost connection to {opts.target} while connecting: {_reason(detail)[0]}"
+        kind = "lost"
     else:
         msg = f"cannot connect to {opts.target}: {detail}" + (f" (error {code})" if code else "")
-    return ConnectError(scrub(msg, opts.password))
+    return ConnectError(scrub(msg, opts.password), kind)
 
 
-def _reason(detail: str) -> str:
+class ServerLost(InnoflushError):
+    """The connection went away while reading (exit 1: the server restarted or left)."""
+
+    kind = "lost"
+
+
+def server_error(exc: Exception, opts: ConnectionOptions) -> InnoflushError:
+    """One line for a driver error met while reading a connected server (not while
+    connecting: connect() has its own): lost, missing privilege (exit 2), anything else
+    the server said (exit 1)."""
+    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+    if code in (2006, 2013, 2014):
+        return ServerLost(f"lost the connection to {opts.target} (server restarted or "
+                          "went away?)")
+    detail = scrub(str(exc.args[1]) if len(exc.args) > 1 else str(exc), opts.password)
+    if code in (1227, 1142, 1044):
+        return ConnectError(f"missing privilege at {opts.target}: {detail}", "privilege")
+    err = InnoflushError(f"server error at {opts.target}: {detail}"
+                         + (f" (error {code})" if code else ""))
+    err.kind = "server"   # type: ignore[attr-defined]   # for the fleet's report
+    return err
+
+
+# (what the driver's text contains, what we say, the ConnectError kind)
+_REASONS = (("refused", "connection refused (is the server running, and on this port?)",
+             "refused"),
+            ("timed out", "timed out (host unreachable or filtered?)", "timeout"),
+            ("no such file", "no such socket file", "no-socket"),
+            ("name or service not known", "unknown host name", "unknown-host"),
+            ("nodename nor servname", "unknown host name", "unknown-host"),
+            ("no route", "no route to host", "unreachable"),
+            ("network is unreachable", "network is unreachable", "unreachable"))
+
+
+def _reason(detail: str) -> tuple[str, str]:
+    """(the reason in our words, its ConnectError kind) from the driver's text."""
     low = detail.lower()
-    for key, text in (("refused", "connection refused (is the server running, and on "
-                                  "this port?)"),
-                      ("timed out", "timed out (host unreachable or filtered?)"),
-                      ("no such file", "no such socket file"),
-                      ("name or service not known", "unknown host name"),
-                      ("nodename nor servname", "unknown host name"),
-                      ("no route", "no route to host"),
-                      ("network is unreachable", "network is unreachable"),
-                      ("ssl", "TLS handshake failed: " + detail)):
+    for key, text, kind in _REASONS:
         if key in low:
-            return text
-    return detail
+            return text, kind
+    if "ssl" in low:
+        return "TLS handshake failed: " + detail, "tls"
+    return detail, "connect"
 
 
 # ---- the read-only guard -------------------------------------------------------------

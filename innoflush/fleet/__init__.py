@@ -1,0 +1,1 @@
+"""`innoflush advise --inventory`: a fleet of servers advised concurrently."""

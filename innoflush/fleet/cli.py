@@ -1,0 +1,64 @@
+"""`innoflush advise --inventory FILE`: the command's fleet branch (advisor/cli.py)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import UsageError
+from ..live.connect import resolve_options
+from .inventory import load_inventory
+from .run import FleetSettings, advise_fleet
+from .table import fleet_exit, json_line, render_table, summary
+
+# Options of a lone advise that make no sense for a fleet: the inventory gives each
+# host's address; --measure probes this host's disk; the one-report outputs.
+REFUSED = (("host", "-h/--host"), ("port", "-P/--port"), ("socket", "-S/--socket"),
+           ("measure", "--measure"), ("prom_path", "--prom"), ("html_file", "--html"),
+           ("png_dir", "--png"), ("capture_path", "--from"))
+
+
+def check_fleet_options(given: dict, concurrency: int | None) -> None:
+    for key, flag in REFUSED:
+        if given.get(key) not in (None, False):
+            raise UsageError(f"{flag} cannot be used with --inventory (the inventory gives "
+                             "each host; see docs/commands/advise-inventory.md)")
+    if concurrency is not None and concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1 (got {concurrency})")
+
+
+def advise_inventory(inventory: str, concurrency: int, settings: FleetSettings,
+                     as_json: bool, prompt_password: bool, prompt) -> None:
+    hosts = load_inventory(inventory)
+    # the option files and login path fail now (exit 2), not once per host
+    resolve_options(defaults_file=settings.defaults_file, login_path=settings.login_path,
+                    ssl_mode=settings.ssl_mode, ssl_ca=settings.ssl_ca,
+                    ssl_cert=settings.ssl_cert, ssl_key=settings.ssl_key,
+                    connect_timeout=settings.connect_timeout)
+    if prompt_password:
+        settings.password = prompt(f"Password for the {len(hosts)} hosts of {inventory}")
+    show = not as_json and sys.stderr.isatty()
+    seen = [0, 0]
+
+    def on_result(r: dict) -> None:
+        seen[0] += 1
+        seen[1] += r["status"] != "ok"
+        if as_json:
+            click.echo(json_line(r))
+        if show:
+            click.echo(f"\radvised {seen[0]}/{len(hosts)} ({seen[1]} failed)", err=True,
+                       nl=False)
+
+    run = advise_fleet(hosts, settings, concurrency, on_result=on_result)
+    if show:
+        click.echo("", err=True)
+    if not as_json:
+        click.echo(render_table(run.results), nl=False)
+    click.echo(summary(run.results, run.not_done, concurrency, run.max_concurrent,
+                       run.seconds), nl=False, err=as_json)
+    if run.interrupted:
+        raise KeyboardInterrupt
+    code = fleet_exit(run.results)
+    if code:
+        sys.exit(code)
