@@ -11,12 +11,15 @@ processlist sampler), so one server sees at most 2 x min(concurrency, copies) of
 plus the load's and this script's own.
 
     python bench/fleet.py [--servers 10] [--copies 100] [--concurrency 8] [--interval 1]
-                          [--profile NAME|FILE] [--scheduler tcp://HOST:PORT]
+                          [--profile NAME|FILE] [--executors local,dask]
+                          [--scheduler tcp://HOST:PORT]
 
 --profile: the device profile predictions use (default: measure this machine's disk
 once, quick preset, in the bench's directory: predictions only come when the model
-explains what the server does on its own storage). --scheduler: where the predictions
-run (innoflush.executor, the `dask` branch; passed through as is).
+explains what the server does on its own storage). --executors: where the predictions
+run, one fleet run each on the same servers, side by side: `local` (the local process
+pool, as `advise --inventory` uses by default) and `dask` (a Dask scheduler with two
+single-thread workers that the bench starts on 127.0.0.1, or the one --scheduler names).
 """
 
 from __future__ import annotations
@@ -32,9 +35,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from innoflush.fleet.inventory import load_inventory
-from innoflush.fleet.run import FleetSettings, advise_fleet
-from innoflush.lab.local import LocalServer, ServerOptions, initialized_datadir
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from daskcluster import dask_cluster  # noqa: E402
+
+from innoflush.fleet.inventory import load_inventory  # noqa: E402
+from innoflush.fleet.run import FleetSettings, advise_fleet  # noqa: E402
+from innoflush.lab.local import LocalServer, ServerOptions, initialized_datadir  # noqa: E402
 
 USER, PASSWORD = "fleet_bench", "bench-only-pw"
 
@@ -105,6 +111,72 @@ def _profile(arg: str | None, workdir: Path):
                                    quick=True)
 
 
+def _fleet_run(label: str, scheduler: str | None, hosts, servers, cnf: Path, args) -> bool:
+    """One fleet run on the servers with its own executor (None: no predictions); prints
+    its figures and returns whether every host was advised within the bound."""
+    from innoflush.executor import make_executor
+
+    executor = None if args.no_predict else make_executor(scheduler)
+    for s in servers:
+        _one(s, "FLUSH STATUS")   # Max_used_connections from here
+    settings = FleetSettings(defaults_file=str(cnf), connect_timeout=10.0,
+                             executor=executor, advise_kw=dict(
+        interval_s=args.interval, samples=1, profile=args.profile_obj,
+        predict=not args.no_predict))
+    print(f"--- {label}: predictions on {executor.describe() if executor else 'nothing'}",
+          flush=True)
+    cpu0 = _cpu()
+    done = [0]
+    t1 = time.monotonic()
+
+    def progress(r: dict) -> None:
+        done[0] += 1
+        if done[0] % 100 == 0:
+            print(f"  {done[0]}/{len(hosts)} in {time.monotonic() - t1:.0f} s", flush=True)
+
+    try:
+        run = advise_fleet(hosts, settings, args.concurrency, on_result=progress)
+        wall = time.monotonic() - t1
+    finally:
+        if executor is not None:   # its processes end: their CPU is counted from here
+            executor.close()
+    cpu_self, cpu_children = (b - a for a, b in zip(cpu0, _cpu(), strict=True))
+    used = [int(_one(s, "SHOW GLOBAL STATUS LIKE 'Max_used_connections'")[1])
+            for s in servers]
+    ok = [r for r in run.results if r["status"] == "ok"]
+    failed = Counter(r["error"]["kind"] for r in run.results if r["status"] != "ok")
+
+    def has_prediction(r: dict) -> bool:
+        return any(c.get("predicted") for c in r["report"]["candidates"])
+
+    exits = Counter(r["exit"] for r in ok)
+    fit_wall = sorted(r["report"]["fit"]["wall_s"] for r in ok if r["report"].get("fit"))
+    per_host = sorted(r["seconds"] for r in ok)
+    n = max(1, len(hosts))
+    print(f"{label}: wall {wall:.1f} s; CPU: this process {cpu_self:.1f} s "
+          f"({cpu_self / n:.2f} s a host), its finished children (the wake probes, the "
+          f"local pool) {cpu_children:.1f} s ({cpu_children / n:.2f} s a host)")
+    print(f"{label}: advised {len(ok)}; failed {sum(failed.values())} {dict(failed)}; "
+          f"not finished {len(run.not_done)}; exits {dict(sorted(exits.items()))}; "
+          f"with predictions {sum(1 for r in ok if has_prediction(r))}")
+    if per_host:
+        print(f"{label}: one host's advise, wall: median {per_host[len(per_host) // 2]:.2f} "
+              f"s, max {per_host[-1]:.2f} s; fit wall median "
+              f"{fit_wall[len(fit_wall) // 2] if fit_wall else 0:.2f} s")
+    why = Counter(reason.split(":")[0][:90] for r in ok if r["exit"] == 4
+                  for reason in (r["report"].get("fit") or {}).get("reasons", []))
+    for reason, count in why.most_common(3):
+        print(f"{label}: not explained (exit 4) {count:5d}  {reason}")
+    base = 2   # the load's connection and the FLUSH/SHOW one
+    bound = 2 * min(args.concurrency, args.copies) + base
+    print(f"{label}: at most {run.max_concurrent} hosts at once (--concurrency "
+          f"{args.concurrency}); Max_used_connections per server (bound {bound} = 2 x "
+          f"{min(args.concurrency, args.copies)} advising + {base}): {used} -> "
+          f"{'respected' if max(used) <= bound else 'EXCEEDED'}")
+    args.walls[label] = wall
+    return not failed and not run.not_done and max(used) <= bound
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--servers", type=int, default=10)
@@ -116,20 +188,24 @@ def main() -> int:
                          "connection)")
     ap.add_argument("--profile", default=None)
     ap.add_argument("--no-predict", action="store_true")
+    ap.add_argument("--executors", default="local,dask",
+                    help="where the predictions run, one fleet run each: local, dask")
     ap.add_argument("--scheduler", default=None,
-                    help="tcp://HOST:PORT of a Dask scheduler for the predictions")
+                    help="tcp://HOST:PORT of a Dask scheduler for `dask` (default: one "
+                         "with two workers started by the bench)")
     ap.add_argument("--workdir", default=None)
     args = ap.parse_args()
-    from innoflush.executor import make_executor
-
-    # the fleet's one executor for the predictions, as `advise --inventory` makes it
-    executor = None if args.no_predict else make_executor(args.scheduler)
+    executors = [e.strip() for e in args.executors.split(",") if e.strip()]
+    if not executors or set(executors) - {"local", "dask"}:
+        ap.error("--executors: a list of local, dask")
+    args.walls = {}
     work = Path(args.workdir or tempfile.mkdtemp(prefix="innoflush-fleet-"))
     work.mkdir(parents=True, exist_ok=True)
     servers: list[LocalServer] = []
     loads: list[Load] = []
+    good = True
     try:
-        profile = None if args.no_predict else _profile(args.profile, work)
+        args.profile_obj = None if args.no_predict else _profile(args.profile, work)
         t0 = time.monotonic()
         template = initialized_datadir(work / "template")
         opts = ServerOptions(innodb_flush_method="O_DIRECT", innodb_flush_log_at_trx_commit=1,
@@ -168,32 +244,19 @@ def main() -> int:
         cnf = work / "bench.cnf"
         cnf.write_text(f"[client_bench]\nuser={USER}\npassword={PASSWORD}\n")
         hosts = load_inventory(inv)
+        print(f"hosts: {len(hosts)} ({args.servers} servers x {args.copies}), --concurrency "
+              f"{args.concurrency}, --interval {args.interval:g}, predictions "
+              f"{'off' if args.no_predict else 'on'}")
         time.sleep(2)   # the load under way before the first interval
-        for s in servers:
-            _one(s, "FLUSH STATUS")
-        settings = FleetSettings(defaults_file=str(cnf), connect_timeout=10.0,
-                                 executor=executor, advise_kw=dict(
-            interval_s=args.interval, samples=1, profile=profile, predict=not args.no_predict))
-        cpu0 = _cpu()
-        done = [0]
-
-        def progress(r: dict) -> None:
-            done[0] += 1
-            if done[0] % 50 == 0:
-                print(f"  {done[0]}/{len(hosts)} in {time.monotonic() - t1:.0f} s",
-                      flush=True)
-
-        t1 = time.monotonic()
-        run = advise_fleet(hosts, settings, args.concurrency, on_result=progress)
-        wall = time.monotonic() - t1
-        if executor is not None:   # its processes end: their CPU is counted from here
-            executor.close()
-        cpu_self, cpu_children = (b - a for a, b in zip(cpu0, _cpu(), strict=True))
-        used = [int(_one(s, "SHOW GLOBAL STATUS LIKE 'Max_used_connections'")[1])
-                for s in servers]
+        for label in executors:
+            if label == "dask" and not args.scheduler:
+                (work / "dask").mkdir(exist_ok=True)
+                with dask_cluster(work / "dask", workers=2) as address:
+                    good &= _fleet_run(label, address, hosts, servers, cnf, args)
+            else:
+                good &= _fleet_run(label, args.scheduler if label == "dask" else None,
+                                   hosts, servers, cnf, args)
     finally:
-        if executor is not None:
-            executor.close()
         for ld in loads:
             ld.stop.set()
         for ld in loads:
@@ -202,47 +265,10 @@ def main() -> int:
             s.stop()
         if not args.workdir:
             shutil.rmtree(work, ignore_errors=True)
-    ok = [r for r in run.results if r["status"] == "ok"]
-    failed = Counter(r["error"]["kind"] for r in run.results if r["status"] != "ok")
-    predicted = sum(1 for r in ok if any(c.get("predicted") for c in r["report"]["candidates"]))
-    exits = Counter(r["exit"] for r in ok)
-    fit_wall = [r["report"]["fit"]["wall_s"] for r in ok if r["report"].get("fit")]
-    per_host = sorted(r["seconds"] for r in ok)
-    with_pred = sorted(r["seconds"] for r in ok
-                       if any(c.get("predicted") for c in r["report"]["candidates"]))
-    without = sorted(r["seconds"] for r in ok
-                     if not any(c.get("predicted") for c in r["report"]["candidates"]))
-    print(f"hosts: {len(hosts)} ({args.servers} servers x {args.copies}), "
-          f"--concurrency {args.concurrency}, --interval {args.interval:g}, "
-          f"predictions {'off' if args.no_predict else 'on'}"
-          + (f", predictions on {executor.describe()}" if executor else ""))
-    n = max(1, len(hosts))
-    print(f"wall: {wall:.1f} s; CPU: this process {cpu_self:.1f} s ({cpu_self / n:.2f} s a "
-          f"host), its finished children (the wake probes, the local pool) "
-          f"{cpu_children:.1f} s ({cpu_children / n:.2f} s a host)")
-    print(f"advised: {len(ok)}; failed: {sum(failed.values())} {dict(failed)}; "
-          f"not finished: {len(run.not_done)}; exits {dict(sorted(exits.items()))}; "
-          f"with predictions: {predicted}")
-    if per_host:
-        print(f"one host's advise, wall: median {per_host[len(per_host) // 2]:.2f} s, "
-              f"max {per_host[-1]:.2f} s; fit wall median "
-              f"{sorted(fit_wall)[len(fit_wall) // 2] if fit_wall else 0:.2f} s")
-        for label, xs in (("with predictions", with_pred), ("without", without)):
-            if xs:
-                print(f"  {label}: {len(xs)} hosts, median {xs[len(xs) // 2]:.2f} s")
-    why = Counter(reason.split(":")[0][:90] for r in ok if r["exit"] == 4
-                  for reason in (r["report"].get("fit") or {}).get("reasons", []))
-    if why:
-        print("why the model could not explain a host's workload (exit 4), by count:")
-        for reason, n in why.most_common(5):
-            print(f"  {n:5d}  {reason}")
-    print(f"at most {run.max_concurrent} hosts at once (--concurrency {args.concurrency})")
-    base = 2   # the load's connection and the FLUSH/SHOW one
-    bound = 2 * min(args.concurrency, args.copies) + base
-    print(f"Max_used_connections per server (bound {bound} = 2 x "
-          f"{min(args.concurrency, args.copies)} advising + {base}): {used}"
-          f" -> {'respected' if max(used) <= bound else 'EXCEEDED'}")
-    return 0 if not failed and not run.not_done and max(used) <= bound else 1
+    if {"dask", "local"} <= set(args.walls):
+        print(f"wall: local pool {args.walls['local']:.1f} s, dask {args.walls['dask']:.1f} s; "
+              f"dask/local {args.walls['dask'] / args.walls['local']:.2f}")
+    return 0 if good else 1
 
 
 if __name__ == "__main__":

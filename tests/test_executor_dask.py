@@ -6,7 +6,6 @@ Without the distributed package the test is skipped loudly, and fails under CI=t
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -14,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from daskcluster import dask_cluster, start_scheduler, stop_all
 from simprofiles import consumer_ssd
 from test_executor import CHANGES, _slow_echo, flat, predictions, sweep_cases
 
@@ -34,113 +34,23 @@ def _need_dask() -> None:
         pytest.skip(msg)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def _group_pids(pgid: int) -> list[int]:
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                if os.getpgid(int(d.name)) == pgid:
-                    out.append(int(d.name))
-            except (ProcessLookupError, PermissionError):
-                pass
-    return out
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """The process and every child it started (its own process group): TERM, then KILL."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, 15)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.wait(10)
-    deadline = time.monotonic() + 20
-    while _group_pids(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    left = _group_pids(proc.pid)
-    for pid in left:
-        os.kill(pid, 9)
-    assert not left, f"processes of {proc.args[:3]} still running: {left}"
-
-
-def _start(args: list[str], log: Path) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}"}
-    env.pop("INNOFLUSH_SCHEDULER", None)
-    return subprocess.Popen([sys.executable, "-m", "dask", *args], cwd=log.parent, env=env,
-                            stdin=subprocess.DEVNULL, stdout=open(log, "wb"),
-                            stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def _scheduler(logs: Path, procs: list) -> str:
-    port = _free_port()
-    sched = _start(["scheduler", "--host", "127.0.0.1", "--port", str(port),
-                    "--no-dashboard"], logs / f"scheduler-{port}.log")
-    procs.append(sched)
-    deadline = time.monotonic() + 60
-    while not _listening(port):
-        assert sched.poll() is None, (logs / f"scheduler-{port}.log").read_text()
-        assert time.monotonic() < deadline, "the scheduler did not listen in 60 s"
-        time.sleep(0.2)
-    return f"tcp://127.0.0.1:{port}"
-
-
-def _stop_all(procs: list) -> None:
-    for p in reversed(procs):
-        _stop(p)
-    for p in procs:
-        if "scheduler" in p.args:
-            port = int(p.args[p.args.index("--port") + 1])
-            assert not _listening(port), f"port {port} still open"
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """tcp://127.0.0.1:PORT of a scheduler with two single-thread workers (the
-    simulations are pure Python: threads would share one interpreter lock). The
-    tests' folder is on the workers' path: a function of this module runs there."""
+    """A scheduler with two single-thread workers (tests/daskcluster.py)."""
     _need_dask()
-    logs = tmp_path_factory.mktemp("dask")
-    procs: list[subprocess.Popen] = []
-    try:
-        address = _scheduler(logs, procs)
-        for i in (1, 2):
-            procs.append(_start(["worker", address, "--host", "127.0.0.1", "--nthreads", "1",
-                                 "--no-dashboard", "--name", f"w{i}", "--local-directory",
-                                 str(logs)], logs / f"worker{i}.log"))
+    with dask_cluster(tmp_path_factory.mktemp("dask")) as address:
         yield address
-    finally:
-        _stop_all(procs)
 
 
 def test_a_scheduler_without_workers_is_one_clear_error(tmp_path):
     _need_dask()
     procs: list[subprocess.Popen] = []
     try:
-        address = _scheduler(tmp_path, procs)
+        address = start_scheduler(tmp_path, procs)
         with pytest.raises(SchedulerError, match="no worker joined within 2 s"):
             make_executor(address, timeout_s=2)
     finally:
-        _stop_all(procs)
+        stop_all(procs)
 
 
 def _two_workers(ex: DaskExecutor) -> None:
