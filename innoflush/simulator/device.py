@@ -90,6 +90,9 @@ class Device:
         self._samplers: dict[tuple, Sampler | SumSampler] = {}
         # exact sizes seen, before bucketing
         self._by_request: dict[tuple, Sampler | SumSampler] = {}
+        # the same, for the two hottest calls: (size, direct) and (op, size, direct)
+        self._writes: dict[tuple, Sampler | SumSampler] = {}
+        self._syncs: dict[tuple, Sampler | SumSampler] = {}
         # Published sources that timed write+sync together give only a total: the write
         # is then taken out of it so that write + sync adds up to what was published.
         self._sync_is_total = not any(t.sync is not None for t in profile.tests)
@@ -141,7 +144,12 @@ class Device:
     # ---- operations (simpy generators) -----------------------------------------------
     def write(self, size: int, direct: bool) -> SimGen[None]:
         """One write call; holds a queue slot for its latency."""
-        lat = self.sampler("write", "none", size, direct)()
+        s = self._writes.get((size, direct))
+        if s is None:
+            s = self.sampler("write", "none", size, direct)
+            if len(self._writes) < 4096:   # bounded, like _by_request
+                self._writes[(size, direct)] = s
+        lat = s()
         ev = self.write_slots.acquire()
         if ev is not None:
             yield ev
@@ -172,7 +180,12 @@ class Device:
 
     def sync(self, op: str, size: int, direct: bool) -> SimGen[None]:
         """fsync or fdatasync of a file whose last write was about `size` bytes."""
-        lat = self.sampler("sync", op, size, direct)()
+        s = self._syncs.get((op, size, direct))
+        if s is None:
+            s = self.sampler("sync", op, size, direct)
+            if len(self._syncs) < 4096:
+                self._syncs[(op, size, direct)] = s
+        lat = s()
         ch = self.flush_channel  # _flush, inlined: this is the hottest device path
         ev = ch.acquire()
         if ev is not None:
