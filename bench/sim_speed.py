@@ -1,31 +1,97 @@
-"""Simulator speed: a bare simpy closed loop beside the full InnoDB model, same commits.
+"""Simulator speed and memory: a bare simpy closed loop beside the full InnoDB model.
 
 The bare loop is N clients, each in a closed loop of a think time (the model's client
 time per transaction) and one shared resource held for a sampled service time — the
 least a simpy model of the same closed-loop clients can do. The full model runs the same
 number of commits with the redo log writer/flusher, binlog ordered commit, page cleaner
-and doublewrite on. Prints simulated commits per wall second of each and full/bare; the
-bare loop without think time is printed too, for reference.
-Targets (issue 3): full >= 25% of bare; 1,000,000 commits in under 60 s on one core.
+and doublewrite on. Each round runs, at 16 and at 1 connection, the bare loop and the
+full model side by side (and the full model of a --baseline checkout, when given), so
+all see the same machine noise; the medians over the rounds are printed, with the
+model's events per commit (simpy events, hand-offs included). Rates are commits per CPU
+second of the process that ran them (time.process_time): on a shared host the wall
+clock measures the neighbours' load more than the code.
 
-    python bench/sim_speed.py [--commits 1000000] [--connections 16] [--rounds 3]
+The memory check runs the full model at 16 connections in a process of its own and
+reads its resident set after 1M commits and after each further million up to
+--memory-commits: the growth from the first million to the last, and the bytes per
+commit between them, extrapolated to 10M commits when the run stops short of them.
+
+Targets (issue 17): full/bare >= 0.35 at 16 connections and >= 0.30 at 1; memory flat
+(< 10 % growth from 1M to 10M commits).
+
+    python bench/sim_speed.py [--commits 200000] [--rounds 3] [--baseline DIR]
+        [--memory-commits 3000000 | --no-memory]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
 import numpy as np
 import simpy
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-from simprofiles import plp_ssd  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+CONNECTIONS = (16, 1)
 
-from innoflush.simulator import ServerConfig, Workload, simulate  # noqa: E402
+# Run in a fresh interpreter on PYTHONPATH=<checkout>: the full model's commits, seconds
+# and simpy events (every event takes an id from env._eid, hand-offs included).
+_FULL = """
+import json, sys, time
+sys.path.insert(0, {tests!r})
+from simprofiles import plp_ssd
+from innoflush.simulator import ServerConfig, Workload
+from innoflush.simulator.server import Server
+srv = Server(ServerConfig(), Workload(connections={clients}), plp_ssd(), seed={seed})
+srv.start()
+t = time.process_time()
+srv.measure(3600.0, max_commits={commits})
+dt = time.process_time() - t
+out = {{"commits": srv.counters["commits"], "seconds": dt, "events": next(srv.env._eid)}}
+if hasattr(srv.env, "_handoffs"):
+    # a shorter run, untimed, that counts the hand-offs (events that skip the heap)
+    import collections
+    class Counting(collections.deque):
+        n = 0
+        def append(self, x):
+            Counting.n += 1
+            super().append(x)
+    srv = Server(ServerConfig(), Workload(connections={clients}), plp_ssd(), seed={seed})
+    srv.env._handoffs = Counting()
+    srv.start()
+    srv.measure(3600.0, max_commits=min({commits}, 50_000))
+    out["handoffs_per_commit"] = Counting.n / srv.counters["commits"]
+print(json.dumps(out))
+"""
+
+_MEMORY = """
+import json, sys
+sys.path.insert(0, {tests!r})
+from simprofiles import plp_ssd
+from innoflush.simulator import ServerConfig, Workload
+from innoflush.simulator.server import Server
+
+def rss():
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+
+srv = Server(ServerConfig(), Workload(connections=16), plp_ssd(), seed=1)
+srv.start()
+done = 0
+while done < {commits}:
+    srv.measure(36000.0, max_commits=1_000_000)
+    done = srv.counters["commits"]
+    print(json.dumps({{"commits": done, "rss": rss()}}), flush=True)
+"""
 
 
 def bare_loop(commits: int, clients: int, seed: int = 1,
@@ -47,50 +113,92 @@ def bare_loop(commits: int, clients: int, seed: int = 1,
 
     for _ in range(clients):
         env.process(client())
-    t = time.perf_counter()
+    t = time.process_time()
     env.run()
-    return done[0], time.perf_counter() - t
+    return done[0], time.process_time() - t
 
 
-def full_model(commits: int, clients: int, seed: int = 1) -> tuple[int, float]:
-    cfg = ServerConfig()  # MySQL 8.0, O_DIRECT, trx_commit=1, binlog on, sync_binlog=1
-    wl = Workload(connections=clients)
-    profile = plp_ssd()
-    t = time.perf_counter()
-    r = simulate(cfg, wl, profile, duration_s=3600.0, warmup_s=0.0, seed=seed,
-                 max_commits=commits)
-    return r.commits, time.perf_counter() - t
+def full_model(checkout: str, commits: int, clients: int, seed: int = 1) -> dict:
+    code = _FULL.format(tests=os.path.join(ROOT, "tests"), clients=clients, seed=seed,
+                        commits=commits)
+    out = subprocess.run([sys.executable, "-P", "-c", code], env={**os.environ,
+                         "PYTHONPATH": os.path.abspath(checkout)},
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def memory_check(checkout: str, commits: int) -> None:
+    code = _MEMORY.format(tests=os.path.join(ROOT, "tests"), commits=commits)
+    proc = subprocess.Popen([sys.executable, "-P", "-c", code], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": os.path.abspath(checkout)})
+    assert proc.stdout is not None
+    points = []
+    for line in proc.stdout:
+        p = json.loads(line)
+        points.append(p)
+        print(f"  memory: {p['commits']:,} commits, RSS {p['rss'] / 2**20:.1f} MiB", flush=True)
+    proc.wait()
+    if len(points) < 2:
+        print("  memory: too few points")
+        return
+    (c0, r0), (c1, r1) = (points[0]["commits"], points[0]["rss"]), \
+        (points[-1]["commits"], points[-1]["rss"])
+    per_commit = (r1 - r0) / (c1 - c0)
+    growth = (r1 - r0) / r0
+    to_10m = per_commit * (10_000_000 - c0) / r0
+    print(f"memory ({checkout}): RSS {r0 / 2**20:.1f} MiB at {c0:,} commits, "
+          f"{r1 / 2**20:.1f} MiB at {c1:,}: {100 * growth:+.1f} % "
+          f"({per_commit:+.1f} B/commit); at that rate {100 * to_10m:+.1f} % from 1M to 10M "
+          f"commits{' (extrapolated)' if c1 < 10_000_000 else ''} (target < 10 %)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--commits", type=int, default=1_000_000)
-    ap.add_argument("--connections", type=int, default=16)
+    ap.add_argument("--commits", type=int, default=200_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--baseline", metavar="DIR",
+                    help="another checkout whose model runs beside this one (before/after)")
+    ap.add_argument("--memory-commits", type=int, default=3_000_000)
+    ap.add_argument("--no-memory", action="store_true")
     args = ap.parse_args()
+    from innoflush.simulator import Workload
     think_s = Workload().client_us_per_trx * 1e-6
-    bare_rates, nothink_rates, full_rates, ratios, full_times = [], [], [], [], []
-    for i in range(args.rounds):  # alternate, so all see the same machine noise
-        n_b, t_b = bare_loop(args.commits, args.connections, seed=i + 1, think_s=think_s)
-        n_n, t_n = bare_loop(args.commits, args.connections, seed=i + 1)
-        n_f, t_f = full_model(args.commits, args.connections, seed=i + 1)
-        bare_rates.append(n_b / t_b)
-        nothink_rates.append(n_n / t_n)
-        full_rates.append(n_f / t_f)
-        ratios.append((n_f / t_f) / (n_b / t_b))
-        full_times.append(t_f * 1_000_000 / n_f)
-        print(f"round {i + 1}: bare {n_b:,} commits in {t_b:.2f} s ({n_b / t_b:,.0f}/s; "
-              f"without think time {n_n / t_n:,.0f}/s); "
-              f"full {n_f:,} commits in {t_f:.2f} s ({n_f / t_f:,.0f}/s); "
-              f"full/bare {ratios[-1]:.2f}", flush=True)
-    print(f"median: bare {statistics.median(bare_rates):,.0f} commits/s "
-          f"(without think time {statistics.median(nothink_rates):,.0f}/s, "
-          f"full/that {statistics.median(full_rates) / statistics.median(nothink_rates):.2f}), "
-          f"full {statistics.median(full_rates):,.0f} commits/s, "
-          f"full/bare {statistics.median(ratios):.2f} (target >= 0.25), "
-          f"1,000,000 commits of the full model at this rate: "
-          f"{statistics.median(full_times):.1f} s "
-          f"(target < 60 s)")
+    models = {"full": ROOT} | ({"baseline": args.baseline} if args.baseline else {})
+    ratios: dict[tuple[str, int], list[float]] = {}
+    rates: dict[tuple[str, int], list[float]] = {}
+    events: dict[tuple[str, int], tuple[float, float]] = {}
+    for i in range(args.rounds):
+        for clients in CONNECTIONS:
+            n_b, t_b = bare_loop(args.commits, clients, seed=i + 1, think_s=think_s)
+            rates.setdefault(("bare", clients), []).append(n_b / t_b)
+            line = f"round {i + 1}, {clients:2d} connections: bare {n_b / t_b:,.0f}/s"
+            for name, checkout in models.items():
+                r = full_model(checkout, args.commits, clients, seed=i + 1)
+                rate = r["commits"] / r["seconds"]
+                rates.setdefault((name, clients), []).append(rate)
+                ratios.setdefault((name, clients), []).append(rate / (n_b / t_b))
+                events[(name, clients)] = (r["events"] / r["commits"],
+                                           r.get("handoffs_per_commit", 0.0))
+                line += f"; {name} {rate:,.0f}/s ({rate / (n_b / t_b):.2f} of bare)"
+            print(line, flush=True)
+    targets = {16: 0.35, 1: 0.30}
+    for clients in CONNECTIONS:
+        print(f"median, {clients} connections: bare "
+              f"{statistics.median(rates[('bare', clients)]):,.0f} commits/s")
+        for name in models:
+            print(f"  {name}: {statistics.median(rates[(name, clients)]):,.0f} commits/s, "
+                  f"full/bare {statistics.median(ratios[(name, clients)]):.2f} "
+                  f"(target >= {targets[clients]:.2f}), "
+                  f"{events[(name, clients)][0]:.2f} events/commit "
+                  f"({events[(name, clients)][0] - events[(name, clients)][1]:.2f} through "
+                  f"simpy's heap, {events[(name, clients)][1]:.2f} hand-offs), "
+                  f"1,000,000 commits in "
+                  f"{1e6 / statistics.median(rates[(name, clients)]):.1f} s")
+    if not args.no_memory:
+        for name, checkout in models.items():
+            print(f"memory check ({name}), full model at 16 connections, "
+                  f"{args.memory_commits:,} commits:", flush=True)
+            memory_check(checkout, args.memory_commits)
 
 
 if __name__ == "__main__":

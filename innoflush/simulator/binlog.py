@@ -106,7 +106,7 @@ def binlog_flush_stage(srv: Server) -> SimGen[None]:
             wake(binlog.sync_wakeup)
         else:
             yield from binlog_sync(srv)
-            group.done.succeed()
+            wake(group.done)
 
 
 def _sync_due(srv: Server) -> bool:
@@ -141,4 +141,4 @@ def binlog_sync_stage(srv: Server) -> SimGen[None]:
         groups, binlog.sync_queue = binlog.sync_queue, []
         yield from binlog_sync(srv)
         for g in groups:
-            g.done.succeed()
+            wake(g.done)

@@ -10,6 +10,7 @@ device-wide operation, so concurrent fsyncs of different files queue behind each
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import simpy
@@ -25,27 +26,26 @@ PAGE_CACHE_GBPS = 4.0       # memcpy into the page cache (bytes per ns)
 
 
 class Sampler:
-    """Latencies in seconds drawn in numpy batches: one array index per call on the hot path."""
+    """Latencies in seconds drawn in numpy batches. draw() is the next one: the
+    __next__ of a generator over the batches (no Python call on the hot path)."""
 
-    __slots__ = ("summary", "rng", "buf", "i", "factor")
+    __slots__ = ("summary", "rng", "factor", "draw")
 
     def __init__(self, summary: LatencySummary, rng: np.random.Generator | None,
                  factor: float = 1.0):
         self.summary = summary
         self.rng = rng
         self.factor = factor
-        self.buf: list[float] = []
-        self.i = 0
+        self.draw: Callable[[], float] = self._batches().__next__
 
-    def __call__(self) -> float:
-        if self.i >= len(self.buf):
+    def _batches(self) -> Iterator[float]:
+        while True:
             if self.rng is None:
                 raise RuntimeError("a Device made without a random generator gives means only")
-            self.buf = (self.summary.sample(self.rng, _BATCH) * (self.factor * 1e-9)).tolist()
-            self.i = 0
-        v = self.buf[self.i]
-        self.i += 1
-        return v
+            yield from (self.summary.sample(self.rng, _BATCH) * (self.factor * 1e-9)).tolist()
+
+    def __call__(self) -> float:
+        return self.draw()
 
     @property
     def mean_s(self) -> float:
@@ -55,11 +55,12 @@ class Sampler:
 class SumSampler:
     """The sum of two independent latencies (e.g. write-back + cache flush)."""
 
-    __slots__ = ("a", "b")
+    __slots__ = ("a", "b", "draw")
 
     def __init__(self, a: Sampler | SumSampler, b: Sampler | SumSampler):
         self.a = a
         self.b = b
+        self.draw: Callable[[], float] = self
 
     def __call__(self) -> float:
         return self.a() + self.b()
@@ -90,6 +91,9 @@ class Device:
         self._samplers: dict[tuple, Sampler | SumSampler] = {}
         # exact sizes seen, before bucketing
         self._by_request: dict[tuple, Sampler | SumSampler] = {}
+        # the same, for the two hottest calls: (size, direct) and (op, size, direct)
+        self._writes: dict[tuple, Callable[[], float]] = {}
+        self._syncs: dict[tuple, Callable[[], float]] = {}
         # Published sources that timed write+sync together give only a total: the write
         # is then taken out of it so that write + sync adds up to what was published.
         self._sync_is_total = not any(t.sync is not None for t in profile.tests)
@@ -141,7 +145,12 @@ class Device:
     # ---- operations (simpy generators) -----------------------------------------------
     def write(self, size: int, direct: bool) -> SimGen[None]:
         """One write call; holds a queue slot for its latency."""
-        lat = self.sampler("write", "none", size, direct)()
+        draw = self._writes.get((size, direct))
+        if draw is None:
+            draw = self.sampler("write", "none", size, direct).draw
+            if len(self._writes) < 4096:   # bounded, like _by_request
+                self._writes[(size, direct)] = draw
+        lat = draw()
         ev = self.write_slots.acquire()
         if ev is not None:
             yield ev
@@ -172,7 +181,12 @@ class Device:
 
     def sync(self, op: str, size: int, direct: bool) -> SimGen[None]:
         """fsync or fdatasync of a file whose last write was about `size` bytes."""
-        lat = self.sampler("sync", op, size, direct)()
+        draw = self._syncs.get((op, size, direct))
+        if draw is None:
+            draw = self.sampler("sync", op, size, direct).draw
+            if len(self._syncs) < 4096:
+                self._syncs[(op, size, direct)] = draw
+        lat = draw()
         ch = self.flush_channel  # _flush, inlined: this is the hottest device path
         ev = ch.acquire()
         if ev is not None:

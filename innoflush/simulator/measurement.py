@@ -8,21 +8,23 @@ from dataclasses import dataclass
 from simpy.events import Event
 
 from .events import wake
+from .histogram import LatencyHistogram
 
 
 class Measurement:
     """Recorded while `measuring` (after the warm-up): each commit's and transaction's
-    latency, the time users stalled for redo space, the CPU time run. max_age, the
-    largest checkpoint age, covers the whole run. commits_done, when set, succeeds once
+    latency (counted in histograms: fixed memory, histogram.py), the time users stalled
+    for redo space, the CPU time run. max_age, the largest checkpoint age, covers the
+    whole run. commits_done, when set, succeeds once
     the commit counter reaches commit_target (a cost cap on the window)."""
 
-    __slots__ = ("measuring", "commit_latencies", "trx_latencies", "stall_s", "max_age",
+    __slots__ = ("measuring", "commit_latency", "trx_latency", "stall_s", "max_age",
                  "cpu_busy_s", "commits_done", "commit_target")
 
     def __init__(self) -> None:
         self.measuring = False
-        self.commit_latencies: list[float] = []
-        self.trx_latencies: list[float] = []
+        self.commit_latency = LatencyHistogram()
+        self.trx_latency = LatencyHistogram()
         self.stall_s = 0.0
         self.max_age = 0
         self.cpu_busy_s = 0.0
@@ -57,8 +59,8 @@ class Measurement:
         if self.commits_done is not None and commits >= self.commit_target:
             wake(self.commits_done)
         if self.measuring:
-            self.commit_latencies.append(now - commit_start)
-            self.trx_latencies.append(now - trx_start)
+            self.commit_latency.add(now - commit_start)
+            self.trx_latency.add(now - trx_start)
 
 
 @dataclass(frozen=True)
@@ -67,8 +69,8 @@ class Window:
 
     duration_s: float
     counters: dict[str, int]        # the counters' deltas over the window
-    commit_latencies: list[float]
-    trx_latencies: list[float]
+    commit_latency: LatencyHistogram
+    trx_latency: LatencyHistogram
     cpu_busy_s: float
     stall_s: float
     max_age: int

@@ -96,7 +96,7 @@ class RedoLog:
         ev = self.written_event
         if ev.callbacks:  # nobody waiting: keep the event, schedule nothing
             self.written_event = self.env.event()
-            ev.succeed()
+            wake(ev)
 
     def mark_flushed(self, upto: int) -> None:
         if upto > self.flushed_lsn:
@@ -104,14 +104,14 @@ class RedoLog:
         ev = self.flushed_event
         if ev.callbacks:
             self.flushed_event = self.env.event()
-            ev.succeed()
+            wake(ev)
 
     def mark_checkpoint(self, lsn: int) -> None:
         self.checkpoint_lsn = max(self.checkpoint_lsn, lsn)
         ev = self.checkpoint_event
         if ev.callbacks:
             self.checkpoint_event = self.env.event()
-            ev.succeed()
+            wake(ev)
 
 
 

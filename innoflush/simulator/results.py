@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ..profiles import DeviceProfile
 from .config import ServerConfig, ServerStart, Workload
 from .flavors import Flavor
+from .histogram import LatencyHistogram
 from .measurement import Window
 from .server import Server
 
@@ -67,13 +66,14 @@ class SimResult:
         }
 
 
-def _latency_ms(values: list[float]) -> dict:
-    if not values:
+def _latency_ms(hist: LatencyHistogram) -> dict:
+    """Mean (exact) and percentiles (within histogram.MAX_RELATIVE_ERROR) in ms."""
+    mean = hist.mean()
+    if mean is None:
         return {"mean": None, "p50": None, "p95": None, "p99": None}
-    a = np.asarray(values) * 1e3
-    p50, p95, p99 = np.percentile(a, [50, 95, 99])
-    return {"mean": round(float(a.mean()), 4), "p50": round(float(p50), 4),
-            "p95": round(float(p95), 4), "p99": round(float(p99), 4)}
+    p50, p95, p99 = (v * 1e3 for v in hist.percentiles([50, 95, 99]) if v is not None)
+    return {"mean": round(mean * 1e3, 4), "p50": round(p50, 4),
+            "p95": round(p95, 4), "p99": round(p99, 4)}
 
 
 def simulate(config: ServerConfig, workload: Workload, profile: DeviceProfile,
@@ -117,8 +117,8 @@ def _result(config: ServerConfig, workload: Workload, fl: Flavor, w: Window, see
     return SimResult(
         config=config, workload=workload, profile=profile_name, seed=seed,
         duration_s=duration, commits=commits, tps=commits / duration,
-        commit_latency_ms=_latency_ms(w.commit_latencies),
-        trx_latency_ms=_latency_ms(w.trx_latencies),
+        commit_latency_ms=_latency_ms(w.commit_latency),
+        trx_latency_ms=_latency_ms(w.trx_latency),
         status=status,
         syncs_per_s={k: round(d.get(k, 0) / duration, 3) for k in SYNC_KINDS},
         group_commit={

@@ -13,6 +13,8 @@ from collections import deque
 import simpy
 from simpy.events import Event
 
+from .events import wake
+
 
 class Semaphore:
     __slots__ = ("env", "capacity", "free", "waiters")
@@ -41,7 +43,7 @@ class Semaphore:
         while waiters and waiters[0][0] <= self.free:
             k, ev = waiters.popleft()
             self.free -= k
-            ev.succeed()
+            wake(ev)   # a hand-off: the waiter runs next, no event scheduled
 
     def withdraw(self, ev: Event) -> bool:
         """Give up a pending acquire; False if it was granted meanwhile (then the slot is

@@ -1,0 +1,114 @@
+"""The simulator's engine: hand-offs in simpy's order, the latency histogram's error."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import simpy
+
+from innoflush.simulator.events import Environment, wake
+from innoflush.simulator.histogram import MAX_RELATIVE_ERROR, LatencyHistogram
+
+
+def _trace(env: simpy.Environment) -> list[tuple[str, float]]:
+    """Threads that wake each other in the same instant as timeouts end, and log the
+    order they run in."""
+    log: list[tuple[str, float]] = []
+    sleepers: dict[str, simpy.Event] = {}
+
+    def sleeper(name: str):
+        for _ in range(3):
+            sleepers[name] = ev = env.event()
+            yield ev
+            log.append((name, env.now))
+
+    def waker(name: str, delay: float, wakes: list[str]):
+        for _ in range(3):
+            yield env.timeout(delay)
+            log.append((name, env.now))
+            for w in wakes:
+                wake(sleepers.get(w))
+
+    for s in ("s1", "s2", "s3"):
+        env.process(sleeper(s))
+    env.process(waker("w1", 1.0, ["s1", "s2"]))
+    env.process(waker("w2", 1.0, ["s3", "s1"]))
+    env.process(waker("w3", 0.5, ["s2"]))
+    env.run()
+    return log
+
+
+def test_hand_offs_run_in_the_order_simpys_succeed_would():
+    plain = _trace(simpy.Environment())
+    assert _trace(Environment()) == plain
+    assert len(plain) == 18 and ("s3", 1.0) in plain
+
+
+def test_a_hand_off_wakes_once():
+    env = Environment()
+    ev = env.event()
+    wake(None)
+    wake(ev)
+    wake(ev)          # woken twice in one instant: one wake-up
+    assert ev.triggered and not ev.processed
+    env.run()
+    assert ev.processed and len(env._handoffs) == 0
+
+
+def test_environment_timeout_is_simpys():
+    env = Environment()
+    seen = []
+
+    def p():
+        v = yield env.timeout(2.5, value="x")
+        seen.append((env.now, v))
+
+    env.process(p())
+    env.run()
+    assert seen == [(2.5, "x")]
+    with pytest.raises(ValueError):
+        env.timeout(-1)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_histogram_percentiles_within_the_stated_error(seed):
+    rng = np.random.default_rng(seed)
+    values = np.concatenate([rng.lognormal(np.log(50e-6), 1.0, 20000),
+                             rng.exponential(3e-3, 5000), np.zeros(50)])
+    rng.shuffle(values)
+    h = LatencyHistogram()
+    for v in values.tolist():
+        h.add(v)
+    qs = [1, 10, 50, 90, 95, 99, 99.9]
+    exact = np.percentile(values, qs)
+    got = h.percentiles(qs)
+    for q, e, g in zip(qs, exact, got, strict=True):
+        assert g is not None
+        assert abs(g - e) <= MAX_RELATIVE_ERROR * e + 1e-15, (q, e, g)
+    assert h.mean() == pytest.approx(values.mean(), rel=1e-9)
+    assert h.percentiles([0])[0] == 0.0    # the zeros are counted as zeros
+
+
+def test_histogram_edges_empty_and_pickle():
+    h = LatencyHistogram()
+    assert h.percentiles([50]) == [None] and h.mean() is None
+    h.add(1e-12)      # under the first bucket: counted there
+    h.add(1e9)        # past the last
+    lo, hi = h.percentiles([0, 100])
+    assert lo is not None and hi is not None and lo < 2e-9 and hi > 1e5
+    back = pickle.loads(pickle.dumps(h))
+    assert back.percentiles([0, 100]) == [lo, hi] and back.n == 2
+    # fixed memory: the counts do not grow with what is added
+    assert len(back.counts) == len(LatencyHistogram().counts)
+
+
+def test_a_long_run_result_pickles():
+    from simprofiles import plp_ssd
+
+    from innoflush.simulator import ServerConfig, Workload, simulate
+    r = simulate(ServerConfig(), Workload(connections=4), plp_ssd(), duration_s=0.2,
+                 warmup_s=0.0)
+    back = pickle.loads(pickle.dumps(r))
+    assert back.commit_latency_ms == r.commit_latency_ms and r.commit_latency_ms["p99"] > 0
