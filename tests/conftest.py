@@ -244,7 +244,8 @@ def make_profile_dict(name: str, fsync_ns: float, fdatasync_ns: float, verdict: 
 @pytest.fixture(scope="session")
 def profile_files(tmp_path_factory):
     """Paths of test device profiles: 'volatile' (consumer, 2.9 ms fsync), 'plp'
-    (enterprise, 40 µs fsync, fdatasync 25 µs), 'unknown' (no verdict)."""
+    (enterprise, 40 µs fsync, fdatasync 25 µs), 'unknown' (no verdict), 'very-slow'
+    (250 ms syncs: no disk here)."""
     import json
 
     d = tmp_path_factory.mktemp("profiles")
@@ -255,6 +256,10 @@ def profile_files(tmp_path_factory):
                                  "non-volatile-cache-or-flush-ignored", True, "yes"),
         "unknown": make_profile_dict("test-unknown", 800_000, 790_000, "unknown", None,
                                      "unknown"),
+        # slower than any disk this suite runs on, even one shared with a CI run: more
+        # than the fit's SCALE_LIMIT (5) from what a server here waits on a commit
+        "very-slow": make_profile_dict("test-very-slow", 250_000_000, 250_000_000,
+                                       "volatile-cache", False, "no"),
     }
     out = {}
     for key, spec in specs.items():

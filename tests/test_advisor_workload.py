@@ -128,15 +128,18 @@ def test_performance_schema_gives_the_servers_own_counts(pfs_server, insert_load
 
 
 def test_a_workload_the_model_cannot_explain(mariadb_server, insert_load, profile_files):
-    """A 2.9 ms device profile for a server whose disk syncs in a fraction of that: the
-    model cannot reproduce what the server does, and advise says so — exit 4, no
-    predicted figure — instead of printing a number."""
+    """A 250 ms device profile for a server whose commits wait a few ms at most: more than
+    the fit may scale a profile by (SCALE_LIMIT), so the model cannot reproduce what the
+    server does, and advise says so — exit 4, no predicted figure — instead of printing a
+    number. (A 2.9 ms profile was used before: on a disk shared with a loaded CI run the
+    server's syncs came within x5 of it, the profile was scaled and the workload
+    explained.)"""
     with insert_load(mariadb_server, threads=2) as load:
         load.wait_started()
-        r = advise(mariadb_server, "--interval", "2", "--profile", profile_files["volatile"],
-                   "--durability", "relaxed", "--json")
+        r = advise(mariadb_server, "--interval", "2", "--profile",
+                   profile_files["very-slow"], "--durability", "relaxed", "--json")
         text = advise(mariadb_server, "--interval", "2", "--profile",
-                      profile_files["volatile"], "--durability", "relaxed")
+                      profile_files["very-slow"], "--durability", "relaxed")
     assert r.exit_code == 4, r.stderr
     rep = json.loads(r.stdout)
     assert rep["exit_code"] == 4 and rep["fit"]["explained"] is False
