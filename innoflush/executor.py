@@ -18,6 +18,7 @@ runs never load it.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import threading
@@ -99,8 +100,13 @@ class LocalPoolExecutor(SimExecutor):
     def _get_pool(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(max_workers=self.jobs,
-                                                 initializer=_ignore_sigint)
+                # forkserver, not fork: the fleet calls map from several threads while
+                # others start processes (the wake-up probe); a worker forked at that
+                # moment keeps the other child's exec pipe open, and that Popen waits
+                # forever (seen in bench/fleet.py: one host of 1,000 never finished)
+                self._pool = ProcessPoolExecutor(
+                    max_workers=self.jobs, initializer=_ignore_sigint,
+                    mp_context=multiprocessing.get_context("forkserver"))
             return self._pool
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any],

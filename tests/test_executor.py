@@ -98,6 +98,29 @@ def test_several_threads_map_at_once():
         assert [x for x, _ in results[t]] == list(range(t * 10, t * 10 + 7))
 
 
+def test_pool_workers_hold_no_descriptor_of_the_callers_other_threads():
+    """The fleet maps from several threads while others start processes: a worker made
+    by fork() at that moment would inherit the other child's exec pipe (close-on-exec
+    closes it only in processes that exec), and that Popen would wait for ever. Here a
+    pipe stands for it: once its write end is closed here, the read end must see the
+    end at once — no pool worker may hold a copy."""
+    import select
+
+    r, w = os.pipe()   # close-on-exec, as subprocess's own
+    try:
+        with LocalPoolExecutor(2) as pool:
+            assert len(pool.map(_slow_echo, range(4))) == 4   # the workers are up
+            os.close(w)
+            w = -1
+            ready, _, _ = select.select([r], [], [], 5.0)
+            assert ready, "a pool worker holds the write end of the caller's pipe"
+            assert os.read(r, 1) == b""
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+
+
 def test_a_failing_item_raises_in_the_caller():
     with LocalPoolExecutor(2) as pool, pytest.raises(TypeError):
         pool.map(abs, [1, "x", 3])
