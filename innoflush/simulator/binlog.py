@@ -42,11 +42,17 @@ class Binlog:
     written and waiting for the SYNC stage, the bytes written since the last sync and
     the sync_binlog counter."""
 
-    __slots__ = ("env", "forming", "led", "flush_wakeup", "sync_wakeup", "sync_queue",
-                 "unsynced_bytes", "sync_counter")
+    __slots__ = ("env", "lead_on_arrival", "forming", "led", "flush_wakeup",
+                 "sync_wakeup", "sync_queue", "unsynced_bytes", "sync_counter")
 
-    def __init__(self, env: simpy.Environment):
+    def __init__(self, env: simpy.Environment, lead_on_arrival: bool = False):
         self.env = env
+        # MariaDB only: there a redo group's followers reach the binlog in a burst,
+        # each woken in turn by the redo leader, and which of them leads decides the
+        # binlog groups. MySQL syncs the redo inside the FLUSH stage, so its commits
+        # reach the queue one by one; leading on arrival would change no group there,
+        # only cost every commit a group and a stage hand-off of its own.
+        self.lead_on_arrival = lead_on_arrival
         self.forming = BinlogGroup(env)
         self.led: BinlogGroup | None = None   # a group its leader closed on arrival
         self.flush_wakeup: Event | None = None
@@ -62,7 +68,8 @@ class Binlog:
         g.lsns_max = max(g.lsns_max, lsn)
         g.bytes += nbytes
         g.size += 1
-        if self.flush_wakeup is not None and not self.flush_wakeup.triggered:
+        if (self.lead_on_arrival and self.flush_wakeup is not None
+                and not self.flush_wakeup.triggered):
             # Nobody is writing the binlog: this thread leads and takes the queue at
             # once — before the followers of its redo group, each woken in turn by the
             # redo leader's release, reach it. (MariaDB/server sql/log.cc,

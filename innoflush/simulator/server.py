@@ -79,7 +79,8 @@ class Server:
         self.redo = RedoLog(env, fl, config)
         self.buf_pool = BufferPool(config, workload, self.rng)
         self.flush_ahead = FlushAhead()   # read by MariaDB's flavors only
-        self.binlog = Binlog(env)
+        self.binlog = Binlog(
+            env, lead_on_arrival=not fl.redo_sync_in_binlog_flush_stage)
         self.measurement = Measurement()
 
     def preload(self, start: ServerStart) -> None:
