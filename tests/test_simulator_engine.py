@@ -72,6 +72,69 @@ def test_environment_timeout_is_simpys():
         env.timeout(-1)
 
 
+def _lifecycle(env: simpy.Environment) -> list:
+    """Processes that return values, wait on each other, fail and catch, and a run that
+    stops at a time and at an event: what our Thread and run() must do as simpy does."""
+    log: list = []
+
+    def child(n: int):
+        yield env.timeout(n * 0.5)
+        if n == 3:
+            raise KeyError("boom")
+        return n * 10
+
+    def parent():
+        for n in (1, 2, 3):
+            try:
+                v = yield env.process(child(n))
+                log.append(("child", n, v, env.now))
+            except KeyError as e:
+                log.append(("caught", n, str(e), env.now))
+        ev = env.event()
+        env.process(_succeed_later(env, ev))
+        v = yield ev
+        log.append(("event", v, env.now))
+        return "parent done"
+
+    p = env.process(parent())
+    env.run(until=1.0)
+    log.append(("until time", env.now, p.is_alive))
+    log.append(("until event", env.run(until=p), env.now))
+
+    def fails():
+        yield env.timeout(1)
+        raise ValueError("unhandled")
+
+    env.process(fails())
+    with pytest.raises(ValueError, match="unhandled"):
+        env.run()
+    with pytest.raises(RuntimeError):
+        env.run(until=env.event())   # nothing left, the event never comes
+    return log
+
+
+def _succeed_later(env: simpy.Environment, ev: simpy.Event):
+    yield env.timeout(0.25)
+    ev.succeed("ok")
+
+
+def test_threads_and_run_behave_as_simpys():
+    plain = _lifecycle(simpy.Environment())
+    assert _lifecycle(Environment()) == plain
+    assert ("caught", 3, "'boom'", 3.0) in plain and ("until event", "parent done", 3.25) in plain
+
+
+def test_yielding_a_non_event_is_an_error():
+    env = Environment()
+
+    def bad():
+        yield 42
+
+    env.process(bad())
+    with pytest.raises(RuntimeError, match="Invalid yield value"):
+        env.run()
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_histogram_percentiles_within_the_stated_error(seed):
     rng = np.random.default_rng(seed)

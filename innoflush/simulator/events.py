@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import simpy
 from simpy.core import EmptySchedule, StopSimulation
-from simpy.events import NORMAL, PENDING, Event, Timeout
+from simpy.events import NORMAL, PENDING, URGENT, Event, Initialize, Process, Timeout
 
 _T = TypeVar("_T")
 # What a simulated thread (or a step of one, run with `yield from`) is: a generator that
@@ -26,8 +26,56 @@ _T = TypeVar("_T")
 SimGen = Generator[Event, Any, _T]
 
 
+class Thread(Process):
+    """simpy's Process, resumed with less ceremony: its resume callback is bound once
+    (simpy binds a new method object at every yield) and the generator's send is looked
+    up once per resume. Same events, same order, same exceptions."""
+
+    def __init__(self, env: simpy.Environment, generator: SimGen[Any]):
+        self.env = env
+        self.callbacks = []
+        self._generator = generator
+        self._resume = self._resume_thread  # type: ignore[method-assign]
+        self._target = Initialize(env, self)
+
+    def _resume_thread(self, event: Event) -> None:
+        env = self.env
+        env._active_proc = self
+        gen = self._generator
+        while True:
+            try:
+                if event._ok:
+                    event = gen.send(event._value)
+                else:
+                    event._defused = True
+                    exc = type(event._value)(*event._value.args)
+                    exc.__cause__ = event._value
+                    event = gen.throw(exc)
+            except StopIteration as e:
+                self._ok = True
+                self._value = e.args[0] if len(e.args) else None
+                env.schedule(self)
+                break
+            except BaseException as e:
+                self._ok = False
+                e.__traceback__ = e.__traceback__.tb_next  # type: ignore[union-attr]
+                self._value = e
+                env.schedule(self)
+                break
+            try:
+                callbacks = event.callbacks
+            except AttributeError:
+                raise RuntimeError(f"Invalid yield value {event!r}") from None
+            if callbacks is not None:
+                callbacks.append(self._resume)
+                self._target = event
+                break
+        env._active_proc = None
+
+
 class Environment(simpy.Environment):
-    """simpy's Environment with hand-offs and a cheaper timeout.
+    """simpy's Environment with hand-offs, a cheaper timeout, lighter processes and
+    the event loop inlined in run().
 
     An event handed off (wake()) is processed exactly where simpy would have processed
     it, had it been succeeded: after every event scheduled before it for the same
@@ -51,6 +99,58 @@ class Environment(simpy.Environment):
         ev._ok = True
         heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), ev))
         return ev
+
+    def process(self, generator: SimGen[Any]) -> Thread:
+        return Thread(self, generator)
+
+    def run(self, until: float | Event | None = None) -> Any:
+        """simpy's run() with step() inlined: one Python call less per event."""
+        if until is None or isinstance(until, Event):
+            if until is not None and until.callbacks is None:
+                return until.value
+            if until is not None:
+                until.callbacks.append(StopSimulation.callback)
+        else:
+            at = float(until)
+            if at <= self._now:
+                raise ValueError(
+                    f"until ({at}) must be greater than the current simulation time")
+            stop = Event(self)
+            stop._ok = True
+            stop._value = None
+            self.schedule(stop, URGENT, at - self._now)
+            stop.callbacks.append(StopSimulation.callback)
+            until = stop
+        queue, handoffs = self._queue, self._handoffs
+        popleft = handoffs.popleft
+        try:
+            while True:
+                if handoffs and (not queue or handoffs[0] < queue[0]):
+                    self._now, _, _, event = popleft()
+                elif queue:
+                    self._now, _, _, event = heappop(queue)
+                else:
+                    raise EmptySchedule
+                callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
+                try:
+                    for callback in callbacks:
+                        callback(event)
+                except StopSimulation:
+                    event.callbacks = callbacks[callbacks.index(callback) + 1:]
+                    self.schedule(event, -1)  # type: ignore[arg-type]
+                    raise
+                if not event._ok and not hasattr(event, "_defused"):
+                    exc = type(event._value)(*event._value.args)
+                    exc.__cause__ = event._value
+                    raise exc
+        except StopSimulation as exc:
+            return exc.args[0]
+        except EmptySchedule:
+            if until is not None:
+                raise RuntimeError(
+                    f'No scheduled events left but "until" event was not triggered: '
+                    f"{until}") from None
+        return None
 
     def step(self) -> None:
         """simpy's step: process the next event, the heap's or the oldest hand-off."""
