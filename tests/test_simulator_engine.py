@@ -7,7 +7,9 @@ import pickle
 import numpy as np
 import pytest
 import simpy
+from simprofiles import consumer_ssd, plp_ssd
 
+from innoflush.simulator import ServerConfig, Workload
 from innoflush.simulator.events import Environment, wake
 from innoflush.simulator.histogram import MAX_RELATIVE_ERROR, LatencyHistogram
 
@@ -133,6 +135,50 @@ def test_yielding_a_non_event_is_an_error():
     env.process(bad())
     with pytest.raises(RuntimeError, match="Invalid yield value"):
         env.run()
+
+
+def _run(cfg: ServerConfig, wl: Workload, profile, seed: int, fifo_slots: bool) -> tuple:
+    from innoflush.simulator.server import Server
+
+    srv = Server(cfg, wl, profile, seed=seed)
+    if not fifo_slots:
+        srv.cpu_slots = None
+    srv.start()
+    w = srv.measure(30.0, max_commits=3000)
+    return (srv.env.now, dict(srv.counters), w.cpu_busy_s,
+            w.commit_latency.percentiles([50, 99]), w.trx_latency.percentiles([50, 99]))
+
+
+@pytest.mark.parametrize("flavor,trx_commit,log_bin,conns", [
+    ("mysql-8.0", 1, True, 16), ("mysql-8.0", 2, False, 4), ("mariadb-10.11", 1, True, 8),
+    ("mysql-5.7", 0, True, 3), ("mariadb-10.11", 1, False, 16)])
+def test_fifo_cpu_slots_give_the_semaphores_schedule(flavor, trx_commit, log_bin, conns):
+    # the cores as a heap of free times (Server.cpu_slots) against the semaphore with
+    # hand-offs: the same run, commit for commit, with work that varies per transaction
+    cfg = ServerConfig(flavor=flavor, innodb_flush_log_at_trx_commit=trx_commit,
+                       log_bin=log_bin)
+    wl = Workload(connections=conns, work_cv=0.4, statements_per_trx=3)
+    from innoflush.simulator.server import Server
+
+    used = Server(cfg, wl, plp_ssd(), seed=3).cpu_slots is not None
+    for seed, profile in ((3, plp_ssd()), (4, consumer_ssd())):
+        assert _run(cfg, wl, profile, seed, True) == _run(cfg, wl, profile, seed, False)
+    # where a leader keeps its core (no binlog, no writer threads) the heap is not used
+    assert used == (log_bin or flavor == "mysql-8.0" or trx_commit == 0)
+
+
+def test_fifo_cpu_slots_stay_off_when_anything_else_runs_on_the_cores():
+    from innoflush.simulator.server import Server
+
+    for extra in (dict(client_cpu_us_per_trx=20.0), dict(sync_cpu_us=5.0),
+                  dict(sleep_side_cpu_us=3.0), dict(commit_cpu_us=4.0),
+                  dict(connections=1)):
+        wl = Workload(**{"connections": 8, **extra})
+        assert Server(ServerConfig(), wl, plp_ssd(), seed=1).cpu_slots is None, extra
+    split = ServerConfig(cpu_cores=4, io_completion_cores=2)
+    assert Server(split, Workload(connections=8), plp_ssd(), seed=1).cpu_slots is None
+    assert Server(ServerConfig(), Workload(connections=8), plp_ssd(),
+                  seed=1).cpu_slots is not None
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

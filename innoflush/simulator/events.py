@@ -100,6 +100,18 @@ class Environment(simpy.Environment):
         heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), ev))
         return ev
 
+    def timeout_at(self, at: float) -> Timeout:
+        """A timeout that ends at the absolute time `at` (>= now), bit for bit: now +
+        (at - now) need not be `at` in floating point."""
+        ev = Timeout.__new__(Timeout)
+        ev.env = self
+        ev.callbacks = []
+        ev._value = None
+        ev._delay = at - self._now
+        ev._ok = True
+        heappush(self._queue, (at, NORMAL, next(self._eid), ev))
+        return ev
+
     def process(self, generator: SimGen[Any]) -> Thread:
         return Thread(self, generator)
 

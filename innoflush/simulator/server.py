@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from heapq import heappop, heappush
 
 import numpy as np
 
@@ -82,6 +83,25 @@ class Server:
         self.binlog = Binlog(
             env, lead_on_arrival=not fl.redo_sync_in_binlog_flush_stage)
         self.measurement = Measurement()
+        self.cpu_slots = self._fifo_cpu_slots()
+
+    def _fifo_cpu_slots(self) -> list[float] | None:
+        """When the cores run nothing but the statements' CPU slices — fixed lengths,
+        first come first served, nobody keeping a core or jumping the queue — a slice's
+        start is known when it queues: the time the first core comes free. Then the
+        cores are a heap of those times and a slice is one timeout, not a wait for a
+        hand-off then a timeout: the same schedule, one event less per queued slice.
+        None where anything else runs on them (the list of what does is server.py's
+        on_cpu callers)."""
+        wl, cfg = self.workload, self.config
+        hold = (not cfg.log_bin and self.trx_commit in (1, 2)
+                and not self.flavor.redo_writer_threads)
+        if (self.server_cpu is not self.cpu or hold or wl.connections < 2
+                or wl.client_cpu_us_per_trx or wl.client_cpu_us_per_trx_sleeping
+                or wl.sync_cpu_us or wl.sync_side_cpu_us or wl.sleep_cpu_us
+                or wl.sleep_side_cpu_us or wl.commit_cpu_us):
+            return None
+        return [0.0] * self.cpu.capacity
 
     def preload(self, start: ServerStart) -> None:
         """Start from a server that has redo since its last checkpoint and dirty pages
@@ -220,6 +240,7 @@ class Server:
         # A lone connection with no side CPU slices finds its core free whenever it
         # asks: nothing else runs on the server's cores between its statements. Its
         # wire time and its statement's CPU are then one wait, not two.
+        slots = self.cpu_slots
         lone = (wl.connections == 1 and client_s > 0 and cpu_s > 0
                 and not self.sync_side_cpu_s and not sleep_side_s)
         while True:
@@ -247,7 +268,14 @@ class Server:
                     yield from log_free_check(self)
                 if cpu_s:
                     keep = hold and i == n - 1
-                    if server_cpu.free and not server_cpu.waiters:
+                    if slots is not None:
+                        free_at = heappop(slots)
+                        now = env._now
+                        end = (free_at if free_at > now else now) + cpu_s * m
+                        heappush(slots, end)
+                        yield env.timeout_at(end)
+                        meas.ran(cpu_s * m)
+                    elif server_cpu.free and not server_cpu.waiters:
                         # on_cpu inlined for a free core: the hottest call of the model
                         server_cpu.free -= 1
                         yield env.timeout(cpu_s * m)
