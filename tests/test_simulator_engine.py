@@ -126,6 +126,34 @@ def test_threads_and_run_behave_as_simpys():
     assert ("caught", 3, "'boom'", 3.0) in plain and ("until event", "parent done", 3.25) in plain
 
 
+def test_step_goes_one_event_at_a_time_as_simpys():
+    from simpy.core import EmptySchedule
+
+    def stepped(env: simpy.Environment) -> list:
+        seen: list = []
+        ev = env.event()
+
+        def sleeper():
+            yield ev
+            seen.append(("woken", env.now))
+
+        def waker():
+            yield env.timeout(1.0)
+            wake(ev) if isinstance(env, Environment) else ev.succeed()
+            seen.append(("waker", env.now))
+
+        env.process(sleeper())
+        env.process(waker())
+        steps = 0
+        with pytest.raises(EmptySchedule):
+            while True:
+                env.step()
+                steps += 1
+        return seen + [("steps", steps)]
+
+    assert stepped(Environment()) == stepped(simpy.Environment())
+
+
 def test_yielding_a_non_event_is_an_error():
     env = Environment()
 

@@ -116,7 +116,8 @@ class Environment(simpy.Environment):
         return Thread(self, generator)
 
     def run(self, until: float | Event | None = None) -> Any:
-        """simpy's run() with step() inlined: one Python call less per event."""
+        """simpy's run(), its events processed in one loop (_loop), not one step() call
+        each."""
         if until is None or isinstance(until, Event):
             if until is not None and until.callbacks is None:
                 return until.value
@@ -133,28 +134,8 @@ class Environment(simpy.Environment):
             self.schedule(stop, URGENT, at - self._now)
             stop.callbacks.append(StopSimulation.callback)
             until = stop
-        queue, handoffs = self._queue, self._handoffs
-        popleft = handoffs.popleft
         try:
-            while True:
-                if handoffs and (not queue or handoffs[0] < queue[0]):
-                    self._now, _, _, event = popleft()
-                elif queue:
-                    self._now, _, _, event = heappop(queue)
-                else:
-                    raise EmptySchedule
-                callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
-                try:
-                    for callback in callbacks:
-                        callback(event)
-                except StopSimulation:
-                    event.callbacks = callbacks[callbacks.index(callback) + 1:]
-                    self.schedule(event, -1)  # type: ignore[arg-type]
-                    raise
-                if not event._ok and not hasattr(event, "_defused"):
-                    exc = type(event._value)(*event._value.args)
-                    exc.__cause__ = event._value
-                    raise exc
+            self._loop(-1)
         except StopSimulation as exc:
             return exc.args[0]
         except EmptySchedule:
@@ -166,27 +147,35 @@ class Environment(simpy.Environment):
 
     def step(self) -> None:
         """simpy's step: process the next event, the heap's or the oldest hand-off."""
+        self._loop(1)
+
+    def _loop(self, n: int) -> None:
+        """Process n events (n < 0: until StopSimulation or EmptySchedule): simpy's
+        step() in a loop, the oldest hand-off taking its turn before the heap's events
+        of a later (time, priority, id)."""
         queue, handoffs = self._queue, self._handoffs
-        # (time, priority, eid) tuples: eids are unique, the events never compared
-        if handoffs and (not queue or handoffs[0] < queue[0]):
-            self._now, _, _, event = handoffs.popleft()
-        else:
-            try:
+        popleft = handoffs.popleft
+        while n:
+            n -= 1
+            # (time, priority, eid) tuples: eids are unique, the events never compared
+            if handoffs and (not queue or handoffs[0] < queue[0]):
+                self._now, _, _, event = popleft()
+            elif queue:
                 self._now, _, _, event = heappop(queue)
-            except IndexError:
-                raise EmptySchedule from None
-        callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
-        try:
-            for callback in callbacks:
-                callback(event)
-        except StopSimulation:
-            event.callbacks = callbacks[callbacks.index(callback) + 1:]
-            self.schedule(event, -1)  # type: ignore[arg-type]
-            raise
-        if not event._ok and not hasattr(event, "_defused"):
-            exc = type(event._value)(*event._value.args)
-            exc.__cause__ = event._value
-            raise exc
+            else:
+                raise EmptySchedule
+            callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
+            try:
+                for callback in callbacks:
+                    callback(event)
+            except StopSimulation:
+                event.callbacks = callbacks[callbacks.index(callback) + 1:]
+                self.schedule(event, -1)  # type: ignore[arg-type]
+                raise
+            if not event._ok and not hasattr(event, "_defused"):
+                exc = type(event._value)(*event._value.args)
+                exc.__cause__ = event._value
+                raise exc
 
 
 def wake(event: Event | None) -> None:
