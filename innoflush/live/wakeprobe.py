@@ -10,6 +10,10 @@ probe's work took 98 µs back to back, 150 µs after a 0.2 ms sleep and 180 µs 
 3 ms. The measured CPU of a workload whose commits sleep is therefore its *sleeping*
 cost; what it costs when nothing sleeps (the price of a change that takes the sync off
 the commit) is that divided by the factor measured here, at the commit wait's length.
+This loop's working set is tiny and it measures less than mysqld's slowdown (2026-11-26,
+1 thread: ×1.38 against mysqld's ×3.36); a unit with random reads over 8 MB came closer
+(×3.69) but made the fit over-predict at 16 threads, so it was not adopted
+(docs/validation.md, bench/wake_probe.py).
 
 The slowdown outlasts one work unit (a core's frequency or power state ramps over
 milliseconds, not only its caches), so the probe compares a sustained stream of work
