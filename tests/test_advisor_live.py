@@ -35,12 +35,24 @@ def one_line(result) -> str:
     return lines[0]
 
 
+def _why_not_explained(stdout: str) -> str:
+    """The report's warnings and the fit's reasons, for an assertion's message."""
+    try:
+        rep = json.loads(stdout)
+    except ValueError:
+        return stdout[-2000:]
+    return json.dumps({"warnings": rep.get("warnings"),
+                       "fit_reasons": (rep.get("fit") or {}).get("reasons")}, indent=1)
+
+
 def test_advise_under_load_relaxed(volatile_server, insert_load, profile_files):
     with insert_load(volatile_server, threads=3) as load:
         load.wait_started()
-        r = advise(volatile_server, "--interval", "3", "--profile", profile_files["volatile"],
+        # 5 s, not 3: the fit must explain this window within its tolerances, and a
+        # 3-s window of 3 threads was once outside them in a loaded CI run (exit 4)
+        r = advise(volatile_server, "--interval", "5", "--profile", profile_files["volatile"],
                    "--durability", "relaxed", "--json")
-    assert r.exit_code == 3, r.stderr
+    assert r.exit_code == 3, r.stderr + _why_not_explained(r.stdout)
     rep = json.loads(r.stdout)
     o = rep["observed"]
     assert rep["server"]["product"] == "mariadb"
