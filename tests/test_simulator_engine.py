@@ -195,6 +195,33 @@ def test_fifo_cpu_slots_give_the_semaphores_schedule(flavor, trx_commit, log_bin
     assert used == (log_bin or flavor == "mysql-8.0" or trx_commit == 0)
 
 
+@pytest.mark.parametrize("cores,extra", [
+    (1, {}), (2, dict(statements_per_trx=3, work_cv=0.4)),
+    # background syncs' CPU (trx_commit 0/2) on one core: the merge must stay off
+    (1, dict(sync_cpu_us=44.1, cpu_us_per_trx=85.9, statements_per_trx=2, work_cv=0.4)),
+    (1, dict(commit_cpu_us=10.0, wakeup_us=15.0, sleep_cpu_us=5.0))])
+@pytest.mark.parametrize("flavor,trx_commit,log_bin", [
+    ("mysql-8.0", 1, True), ("mariadb-10.11", 2, True), ("mysql-5.7", 1, False)])
+def test_a_lone_connections_merged_wait_changes_nothing(cores, extra, flavor, trx_commit,
+                                                        log_bin):
+    from innoflush.simulator.server import Server
+
+    def run(merged: bool) -> tuple:
+        cfg = ServerConfig(flavor=flavor, innodb_flush_log_at_trx_commit=trx_commit,
+                           log_bin=log_bin, cpu_cores=cores)
+        srv = Server(cfg, Workload(connections=1, **extra), consumer_ssd(), seed=11)
+        srv.lone_connection = srv.lone_connection and merged
+        srv.start()
+        w = srv.measure(3.0, max_commits=3000)
+        return (srv.env.now, dict(srv.counters), w.cpu_busy_s,
+                w.commit_latency.percentiles([50, 99]),
+                w.trx_latency.percentiles([50, 99]))
+
+    a, b = run(True), run(False)
+    # one sum instead of two: the clock may differ in its last bits, nothing else
+    assert a[0] == pytest.approx(b[0], rel=1e-12) and a[1:] == b[1:]
+
+
 def test_fifo_cpu_slots_stay_off_when_anything_else_runs_on_the_cores():
     from innoflush.simulator.server import Server
 

@@ -84,6 +84,13 @@ class Server:
             env, lead_on_arrival=not fl.redo_sync_in_binlog_flush_stage)
         self.measurement = Measurement()
         self.cpu_slots = self._fifo_cpu_slots()
+        # A lone connection finds its core free whenever it asks when no other thread
+        # runs on the server's cores between its statements: no side CPU slices, and
+        # no sync calls' CPU (the log flusher's and the binlog's, in the background at
+        # trx_commit 0/2). Its wire time and its statement's CPU are then one wait.
+        wl = workload
+        self.lone_connection = (wl.connections == 1 and not self.sync_cpu_half_s
+                                and not self.sync_side_cpu_s and not wl.sleep_side_cpu_us)
 
     def _fifo_cpu_slots(self) -> list[float] | None:
         """When the cores run nothing but the statements' CPU slices — fixed lengths,
@@ -237,12 +244,8 @@ class Server:
         work = self.work_draws() if wl.work_cv else None
         m = 1.0
         held: Semaphore | None = None
-        # A lone connection with no side CPU slices finds its core free whenever it
-        # asks: nothing else runs on the server's cores between its statements. Its
-        # wire time and its statement's CPU are then one wait, not two.
         slots = self.cpu_slots
-        lone = (wl.connections == 1 and client_s > 0 and cpu_s > 0
-                and not self.sync_side_cpu_s and not sleep_side_s)
+        lone = self.lone_connection and client_s > 0 and cpu_s > 0
         while True:
             t0 = env.now
             # this transaction's share of the mean work (rows, index pages: transactions
