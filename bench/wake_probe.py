@@ -28,7 +28,6 @@ import json
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -36,20 +35,14 @@ from array import array
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SLEEPS_US = (200.0, 1000.0, 3000.0, 10000.0)
-STREAM_RUNS = 300
-CYCLES = 40
+sys.path.insert(0, str(ROOT))
+from innoflush.live.wakeprobe import _work, measure_wake_cost  # noqa: E402
 
 
 def unit(name: str):
     """The work unit a candidate times."""
     if name == "cur":
-        def w() -> int:
-            s = 0
-            for i in range(2000):
-                s += i * i
-            return s
-        return w
+        return _work
     kind, mb = name[:3], int(name[3:])
     n = mb * 1024 * 1024 // 8
     buf = array("q", range(n))
@@ -68,29 +61,8 @@ def unit(name: str):
 
 
 def probe(name: str) -> dict:
-    """measure_wake_cost's procedure with the candidate's unit."""
-    work = unit(name)
-
-    def timed() -> float:
-        t = time.thread_time_ns()
-        work()
-        return (time.thread_time_ns() - t) / 1e3
-
-    def stream() -> list[float]:
-        return [timed() for _ in range(STREAM_RUNS)][STREAM_RUNS // 2:]
-
-    hot = stream()
-    after = {}
-    for s in SLEEPS_US:
-        runs = []
-        for _ in range(CYCLES):
-            time.sleep(s / 1e6)
-            runs.append(timed())
-        after[s] = statistics.median(runs[CYCLES // 2:])
-    hot += stream()
-    h = sorted(hot)[len(hot) // 5]
-    return {"hot_us": round(h, 1),
-            "factors": {str(int(s)): round(max(1.0, v / h), 3) for s, v in after.items()}}
+    """measure_wake_cost with the candidate's unit."""
+    return measure_wake_cost(work=unit(name)).to_dict()
 
 
 def cpu_s(pid: int) -> float:
@@ -110,7 +82,6 @@ def main() -> None:
     if a.probe:
         print(json.dumps(probe(a.probe)))
         return
-    sys.path.insert(0, str(ROOT))
     from innoflush.lab.emulate import build_library, preload_env
     from innoflush.lab.local import LocalServer, ServerOptions
     from innoflush.profiles import load_profile

@@ -31,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 SLEEPS_US = (200.0, 1000.0, 3000.0, 10000.0)
@@ -46,9 +47,9 @@ def _work(n: int = WORK_N) -> int:
     return s
 
 
-def _timed() -> float:
+def _timed(work: Callable[[], object]) -> float:
     t = time.thread_time_ns()
-    _work()
+    work()
     return (time.thread_time_ns() - t) / 1e3
 
 
@@ -81,12 +82,14 @@ class WakeCost:
                 "factors": {f"{int(s)}": round(f, 3) for s, f in sorted(self.factors.items())}}
 
 
-def measure_wake_cost(cycles: int = CYCLES) -> WakeCost:
+def measure_wake_cost(cycles: int = CYCLES,
+                      work: Callable[[], object] = _work) -> WakeCost:
     """The work timed in a sustained stream (the core fully up, as under a load that
     never sleeps), then in cycles of sleep-then-work per sleep length (as a thread whose
-    every commit sleeps), then the stream again; the later half of each series counts."""
+    every commit sleeps), then the stream again; the later half of each series counts.
+    work: the unit timed (bench/wake_probe.py tries others)."""
     def stream() -> list[float]:
-        runs = [_timed() for _ in range(STREAM_RUNS)]
+        runs = [_timed(work) for _ in range(STREAM_RUNS)]
         return runs[STREAM_RUNS // 2:]
 
     hot = stream()
@@ -95,7 +98,7 @@ def measure_wake_cost(cycles: int = CYCLES) -> WakeCost:
         runs = []
         for _ in range(cycles):
             time.sleep(s / 1e6)
-            runs.append(_timed())
+            runs.append(_timed(work))
         after[s] = statistics.median(runs[cycles // 2:])
     hot += stream()
     # the stream's fast end: another process taking the core mid-stream slows some of

@@ -256,18 +256,15 @@ class Server:
             for i in range(n):
                 if client_cpu_s:  # a client on this host takes a core for its share
                     yield from self.on_cpu(client_cpu_s * m)
-                if lone and (i < n - 1 or log.checkpoint_age() < log.stop_age):
-                    # the age cannot rise meanwhile: only this connection appends redo
-                    server_cpu.free -= 1
-                    yield env.timeout((client_s + cpu_s) * m)
-                    if not (hold and i == n - 1):
-                        server_cpu.release()
-                    meas.ran(cpu_s * m)
-                    held = server_cpu
-                    continue
-                if client_s > 0:
-                    yield env.timeout(client_s * m)
-                if i == n - 1 and log.checkpoint_age() >= log.stop_age:
+                # the wire time; a lone connection's runs on into its statement's CPU
+                # as one wait (Server.lone_connection) where no log_free_check is due
+                # (the age cannot rise meanwhile: only this connection appends redo)
+                wire = client_s * m if client_s > 0 else 0.0
+                if wire and not (lone and (i < n - 1
+                                           or log.checkpoint_age() < log.stop_age)):
+                    yield env.timeout(wire)
+                    wire = 0.0
+                if i == n - 1 and not wire and log.checkpoint_age() >= log.stop_age:
                     yield from log_free_check(self)
                 if cpu_s:
                     keep = hold and i == n - 1
@@ -281,12 +278,14 @@ class Server:
                     elif server_cpu.free and not server_cpu.waiters:
                         # on_cpu inlined for a free core: the hottest call of the model
                         server_cpu.free -= 1
-                        yield env.timeout(cpu_s * m)
+                        yield env.timeout(wire + cpu_s * m)
                         if not keep:
                             server_cpu.release()
                         meas.ran(cpu_s * m)
                         held = server_cpu
                     else:
+                        if wire:   # not for a lone connection: its core is free
+                            yield env.timeout(wire)
                         held = yield from self.on_cpu(cpu_s * m, keep=keep, pool=server_cpu)
             # the core the committing thread still holds (None: it holds none)
             on_cpu = held if hold else None
