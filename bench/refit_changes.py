@@ -106,16 +106,20 @@ def main() -> None:
                              else "-",
                              f"{r['sim_before_err']:+.0f}%" if r["sim_before_err"] is not None
                              else "-",
+                             (f"{r['fsyncs_after']:.0f}/{fm:.0f}"
+                              if r["fsyncs_after"] is not None and fm else "-"),
                              "" if r["explained"] else "; ".join(r["reasons"])[:60]])
     if args.cells:
         print(tabulate(rows, headers=["device", "workload", "conns", "change", "measured",
                                       "predicted", "range", "pred/meas", "then", "sim before",
-                                      "not explained"], disable_numparse=True))
+                                      "fsyncs/s after", "not explained"], disable_numparse=True))
     within = sum(1 for f in factors if 1 / FACTOR <= f <= FACTOR)
     print(f"cells {len(rows)}: predicted {len(factors)}, not explained {unexplained}; "
           f"within x/÷{FACTOR}: {within}/{len(factors)}; direction right "
           f"{sum(dirs)}/{len(dirs)}; data fsyncs/s after MAPE "
-          f"{statistics.mean(abs(e) for e in fs_err):.1f}% ({len(fs_err)})"
+          f"{statistics.mean(abs(e) for e in fs_err):.1f}% ({len(fs_err)}), median "
+          f"{statistics.median(abs(e) for e in fs_err):.1f}%, within 25 % in "
+          f"{sum(1 for e in fs_err if abs(e) <= 25)}/{len(fs_err)}"
           if fs_err else "")
     if sim_err:
         print(f"simulate-before TPS MAPE {statistics.mean(abs(e) for e in sim_err):.1f}% "

@@ -393,6 +393,22 @@ def test_sleeping_commits_run_on_the_completion_cores():
         pytest.approx(run(nosleep, CPU_HEAVY, profile=PLP).tps, rel=1e-9)
 
 
+@pytest.mark.slow
+def test_only_the_committing_statement_is_pulled_to_the_completion_cores():
+    """The storage's interrupt wakes the thread that sleeps on the commit; the other
+    statements of a transaction are woken by the client's socket and run on any free
+    core. One-statement transactions stay confined (every statement commits); ten-
+    statement ones use both cores nearly as if there were no completion core at all."""
+    base = ServerConfig(log_bin=False, innodb_flush_log_at_trx_commit=1, cpu_cores=2,
+                        flavor="mariadb-10.11", io_completion_cores=1)
+    spread = with_(base, io_completion_cores=None)
+    for n, lo, hi in ((1, 0.0, 0.8), (10, 0.9, 1.01)):
+        wl = with_(CPU_HEAVY, connections=4, statements_per_trx=n, client_cpu_us_per_trx=0,
+                   client_us_per_trx=50)
+        ratio = run(base, wl, profile=PLP).tps / run(spread, wl, profile=PLP).tps
+        assert lo < ratio < hi, (n, ratio)
+
+
 def test_threads_queued_on_a_busy_completion_core_are_pulled_by_a_free_one():
     """After sched_migration_cost in the queue a free core takes the thread: the server
     uses more than its one completion core when that one is saturated."""

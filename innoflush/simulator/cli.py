@@ -208,8 +208,9 @@ def _row(cfg: ServerConfig, wl: Workload, runs, summary) -> dict:
               help="Server CPU cores.")
 @click.option("--io-cores", "io_cores", type=int, default=None,
               help="CPUs that take the data device's completion interrupts (its hardware "
-                   "queues; e.g. 1 for a single-queue virtio disk). Threads that sleep on a "
-                   "sync every commit run there. Default: all of them.")
+                   "queues; e.g. 1 for a single-queue virtio disk). When every commit sleeps on "
+                   "a sync, the statement that commits runs there; a transaction's other "
+                   "statements run on any free core. Default: all of them.")
 @click.option("--workload", "workload_file", default=None,
               help=f"Workload profile: a built-in name ({DEFAULT_WORKLOAD}, the default: a "
                    "plain insert workload measured on a 2-vCPU VM), a name saved by `lab "

@@ -36,7 +36,8 @@ class ServerConfig:
     innodb_adaptive_flushing_lwm: float = 10.0
     cpu_cores: int = 2
     # cores that take the data device's completion interrupts (its hardware queues' CPUs):
-    # threads that sleep on a sync every commit are woken there and stay; None: every core
+    # threads that sleep on a sync every commit are woken there and stay for the statement
+    # that commits (a transaction's others run on any core); None: every core
     io_completion_cores: int | None = None
 
     def validate(self) -> Flavor:
