@@ -8,6 +8,7 @@ change to the model is judged on the same measured cells, side by side with the 
 report recorded when it ran.
 
     python bench/refit_changes.py changes.json[.gz] [more.json ...] [--cells] [--seed 1]
+        [--extend-bytes N]
 
 (docs/validation/sysbench-changes.json.gz is the run docs/validation.md reports.)
 """
@@ -30,17 +31,21 @@ from innoflush.advisor.predict import Predictor  # noqa: E402
 from innoflush.lab.change_validation import CHANGES, FACTOR  # noqa: E402
 from innoflush.live.facts import facts_from_variables  # noqa: E402
 from innoflush.live.sampling import Observed  # noqa: E402
-from innoflush.live.workload import WorkloadEvidence  # noqa: E402
+from innoflush.live.workload import Input, WorkloadEvidence  # noqa: E402
 from innoflush.profiles import DeviceProfile  # noqa: E402
 from innoflush.simulator import ServerConfig  # noqa: E402
 
 
-def refit(cell: dict, profile: DeviceProfile, seed: int) -> dict:
-    """Today's fit and predicted ratio for one measured cell."""
+def refit(cell: dict, profile: DeviceProfile, seed: int,
+          extend_bytes: int | None = None) -> dict:
+    """Today's fit and predicted ratio for one measured cell. extend_bytes: the
+    tablespaces' extension step where the report did not read it (before 2026-11-26)."""
     rep = cell["advise_report"]
     facts = facts_from_variables(rep["settings"]["variables"])
     observed = Observed.from_dict(rep["observed"])
     ev = WorkloadEvidence.from_dict(rep["workload"])
+    if extend_bytes and ev.extend_bytes.value is None:
+        ev.extend_bytes = Input(float(extend_bytes), "option", "--extend-bytes")
     config = ServerConfig(**rep["fit"]["config"]) if rep.get("fit") else None
     fit = fit_workload(facts, observed, ev, profile, seed=seed, config=config)
     out = {"explained": fit.explained, "reasons": fit.reasons, "ratio": None,
@@ -65,6 +70,9 @@ def main() -> None:
     ap.add_argument("reports", nargs="+")
     ap.add_argument("--cells", action="store_true", help="print every cell")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--extend-bytes", type=int, default=None,
+                    help="the tablespaces' extension step for reports that did not read it "
+                    "(sysbench's 4 x 10,000-row tables: 1048576)")
     args = ap.parse_args()
     rows, factors, dirs, fs_err, sim_err, unexplained = [], [], [], [], [], 0
     after_err: list[float] = []   # simulate on advise's workload at the after setting
@@ -80,7 +88,7 @@ def main() -> None:
             for cell in dev.get("cells", []):
                 if not cell.get("advise_report") or not cell.get("measured_ratio"):
                     continue
-                r = refit(cell, profile, args.seed)
+                r = refit(cell, profile, args.seed, args.extend_bytes)
                 meas = cell["measured_ratio"]
                 f = r["ratio"] / meas if r["ratio"] else None
                 if f is not None:

@@ -290,6 +290,45 @@ def test_missing_inputs_are_named():
     assert wl is None and any("connections" in m for m in missing)
 
 
+def test_growth_is_the_pages_created_where_no_delete_balances_the_inserts():
+    from innoflush.advisor.fit import growth_per_commit
+    inserts = observe(_interval({"Com_insert": 1000, "Innodb_pages_created": 20}),
+                      "mariadb", False, 1)
+    growth, how = growth_per_commit(inserts)
+    assert growth == pytest.approx(20 / 1000 * 16384)
+    assert "Innodb_pages_created" in how and "insert/delete statements" in how
+    # sysbench write_only: a delete for every insert, pages created but the files stay
+    churn = observe(_interval({"Com_insert": 1000, "Com_delete": 1000, "Com_update": 2000,
+                               "Innodb_pages_created": 20}), "mariadb", False, 1)
+    assert growth_per_commit(churn)[0] == 0.0
+    # rows, where the server counts them, over statements (a multi-row insert)
+    rows = observe(_interval({"Com_insert": 1000, "Com_delete": 1000, "Innodb_pages_created":
+                              20, "Innodb_rows_inserted": 4000, "Innodb_rows_deleted": 1000}),
+                   "mysql", False, 1)
+    growth, how = growth_per_commit(rows)
+    assert growth == pytest.approx(20 / rows.commits * 16384 * 0.75) and "Innodb_rows" in how
+
+
+def test_the_extension_step_is_fsp_get_pages_to_extend_ibd():
+    from innoflush.live.tablespaces import extend_step, extension_step
+    assert extension_step(2 * 1024 * 1024) == 1024 * 1024
+    assert extension_step(32 * 1024 * 1024) == 4 * 1024 * 1024
+    # without file-per-table the system tablespace grows by innodb_autoextend_increment
+    step, source, _ = extend_step(None, {"innodb_file_per_table": "OFF",
+                                         "innodb_autoextend_increment": "8"})
+    assert (step, source) == (8 * 1024 * 1024, "estimated")
+
+
+def test_the_measured_extension_step_goes_to_the_model():
+    ev = _ev_with_cpu(300.0)
+    wl, inputs, _, _ = measured_workload(ev, _observed(), True)
+    assert wl.extend_bytes == Workload().extend_bytes
+    assert inputs["extend_bytes"]["source"] == "default"
+    ev.extend_bytes = Input(1024.0 * 1024, "measured", "the largest is 2.5 MiB")
+    wl, inputs, _, _ = measured_workload(ev, _observed(), True)
+    assert wl.extend_bytes == 1024 * 1024 and inputs["extend_bytes"]["source"] == "measured"
+
+
 class _R:
     duration_s = 10.0
     tps = 1000.0

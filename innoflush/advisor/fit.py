@@ -30,7 +30,7 @@ from ..live.workload import WorkloadEvidence
 from ..measure.facts import completion_cores, gather_facts
 from ..simulator import ServerConfig, ServerStart, Workload, simulate
 from ..simulator.config import MiB
-from ..simulator.flavors import get_flavor
+from ..simulator.flavors import PAGE_BYTES, get_flavor
 
 DEFAULT_WORKLOAD = Workload()
 COMMITS_PER_RUN = 20_000  # simulated commits per run: bounds the time of one run
@@ -193,6 +193,37 @@ class Fit:
         return float((prov.get("scaled") or {}).get("factor", 1.0))
 
 
+INSERTS = ("Com_insert", "Com_insert_select", "Com_replace", "Com_replace_select", "Com_load")
+DELETES = ("Com_delete", "Com_delete_multi")
+
+
+def growth_per_commit(o: Observed) -> tuple[float, str]:
+    """(bytes the tablespaces grow by per commit, how it was found). The pages the server
+    created, where its inserts are not balanced by deletes (a delete's space is reused by
+    the next insert: sysbench's write_only deletes and re-inserts a row, and its files do
+    not grow while it creates pages); the rows it inserted at an assumed 400 B each where
+    it does not count created pages."""
+    d, commits = o.deltas, o.commits
+    rows_in, rows_out = d.get("Innodb_rows_inserted"), d.get("Innodb_rows_deleted")
+    if rows_in is not None and rows_out is not None:
+        ins, dels, counted = rows_in, rows_out, "Innodb_rows_inserted/deleted"
+    else:
+        ins = sum(d.get(k, 0) for k in INSERTS)
+        dels = sum(d.get(k, 0) for k in DELETES)
+        counted = "insert/delete statements"
+    net = max(0.0, 1.0 - dels / ins) if ins else 0.0
+    created = d.get("Innodb_pages_created")
+    if created is not None and commits:
+        growth = created / commits * PAGE_BYTES * net
+        return growth, (f"Innodb_pages_created / commits x {PAGE_BYTES // 1024} KiB x "
+                        f"{net:.2f}, the share of inserts no delete balanced ({counted})")
+    if o.rows_inserted_per_commit is not None:
+        growth = DEFAULT_WORKLOAD.growth_bytes_per_trx * o.rows_inserted_per_commit * net
+        return growth, "Innodb_rows_inserted / commits x 400 B per row, assumed"
+    return DEFAULT_WORKLOAD.growth_bytes_per_trx, ("default: this server counts neither "
+                                                   "created pages nor inserted rows")
+
+
 def workload_from_observed(o: Observed, connections: int | None = None
                            ) -> tuple[Workload, list[str]]:
     """The per-commit figures of the counter deltas (redo, pages, binlog, growth); CPU and
@@ -225,15 +256,8 @@ def workload_from_observed(o: Observed, connections: int | None = None
         binlog = DEFAULT_WORKLOAD.binlog_bytes_per_trx
         a.append(f"binlog_bytes_per_trx = {binlog} (default: not counted by this server or "
                  "binlog off)")
-    rows = o.rows_inserted_per_commit
-    if rows is not None:
-        growth = DEFAULT_WORKLOAD.growth_bytes_per_trx * rows
-        a.append(f"growth_bytes_per_trx = {growth:.0f} (Innodb_rows_inserted / commits x "
-                 "400 B per row, assumed)")
-    else:
-        growth = DEFAULT_WORKLOAD.growth_bytes_per_trx
-        a.append(f"growth_bytes_per_trx = {growth:.0f} (default: this server does not count "
-                 "inserted rows)")
+    growth, how = growth_per_commit(o)
+    a.append(f"growth_bytes_per_trx = {growth:.0f} ({how})")
     a.append(f"tablespaces = {DEFAULT_WORKLOAD.tablespaces} (default: files written are not "
              "counted by the server)")
     wl = Workload(connections=conns, cpu_us_per_trx=0.0, client_us_per_trx=0.0,
@@ -359,6 +383,13 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True
                                            "dblwr_page_share")}
         assumptions = [a for a in assumptions if not a.startswith("pages_dirtied")]
         assumptions += reentry["lines"]
+    if ev.extend_bytes.value:
+        take("extend_bytes", ev.extend_bytes)
+        changes["extend_bytes"] = int(ev.extend_bytes.value)
+    else:
+        inputs["extend_bytes"] = {"value": DEFAULT_WORKLOAD.extend_bytes, "source": "default",
+                                  "detail": f"{ev.extend_bytes.detail}: 4 extents at a time, "
+                                  "as a tablespace over 32 MiB grows"}
     inputs["work_cv"] = {"value": DEFAULT_WORK_CV, "source": "default",
                          "detail": "how much transactions differ is not shown by the server; "
                          "the lab's calibrations measured 0.28-0.5 for inserts"}

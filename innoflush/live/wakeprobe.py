@@ -83,11 +83,13 @@ class WakeCost:
 
 
 def measure_wake_cost(cycles: int = CYCLES,
-                      work: Callable[[], object] = _work) -> WakeCost:
+                      work: Callable[[], object] | None = None) -> WakeCost:
     """The work timed in a sustained stream (the core fully up, as under a load that
     never sleeps), then in cycles of sleep-then-work per sleep length (as a thread whose
     every commit sleeps), then the stream again; the later half of each series counts.
-    work: the unit timed (bench/wake_probe.py tries others)."""
+    work: the unit timed (None: the probe's own; bench/wake_probe.py tries others)."""
+    work = work or _work
+
     def stream() -> list[float]:
         runs = [_timed(work) for _ in range(STREAM_RUNS)]
         return runs[STREAM_RUNS // 2:]

@@ -41,6 +41,7 @@ from .procfs import (
     thread_cpu,
 )
 from .sampling import Interval, combine, estimate_commits, sample
+from .tablespaces import extend_step
 from .wakeprobe import WakeCost, WakeProbe
 
 SOURCES = ("measured", "/proc", "performance_schema", "estimated", "bound", "option",
@@ -100,11 +101,15 @@ class WorkloadEvidence:
     # divided by it, is what the same transactions cost when nothing sleeps
     wake_cpu_factor: Input = field(
         default_factory=lambda: unknown("the host's wake-up cost was not measured"))
+    # bytes a growing tablespace is extended by at a time (live/tablespaces.py): its
+    # inserts' growth over this is how often a commit path waits for the extension syncs
+    extend_bytes: Input = field(
+        default_factory=lambda: unknown("the tablespaces' sizes were not read"))
 
     INPUTS = ("connections", "inside_us_per_trx", "outside_us_per_trx",
               "commit_wait_us_per_trx", "server_cpu_us_per_trx",
               "background_cpu_us_per_trx", "client_cpu_us_per_trx", "other_cpu_us_per_trx",
-              "wake_cpu_factor", "statements_per_trx",
+              "wake_cpu_factor", "extend_bytes", "statements_per_trx",
               "cpu_cores", "redo_syncs_per_s", "data_file_syncs_per_s",
               "binlog_syncs_per_s", "data_file_sync_us", "commit_statement_us")
 
@@ -221,6 +226,7 @@ class WorkloadProbe:
             None, problem="processlist not sampled (no second session)")
         host1.clients = client_processes(self.pid) if self.pid else set()
         pfs = perfschema.delta(self._pfs0, pfs1)
+        step, source, detail = extend_step(self.session, self.facts.variables)
         ev = evidence(self.facts, total, activity, pfs, self._host0, host1,
                       own_statements + activity.queries + 2,
                       pid=self.pid, pid_reason=self.pid_reason,
@@ -228,6 +234,7 @@ class WorkloadProbe:
                       cpu_cores_option=self.cpu_cores_option)
         if wake is not None:
             ev.wake_cpu_factor = wake_factor(wake, ev.commit_wait_us_per_trx.value)
+        ev.extend_bytes = Input(None if step is None else float(step), source, detail)
         return ev
 
     def reconnected(self, session: Any) -> None:
