@@ -22,14 +22,12 @@ SMALL_FILE_BYTES = 32 * EXTENT_BYTES
 FSP_FREE_ADD = 4
 
 # where each server lists its tablespaces' sizes; the first that answers is used
-_QUERIES = (
-    ("information_schema.INNODB_TABLESPACES",   # MySQL 8.0
-     "SELECT MAX(FILE_SIZE) FROM information_schema.INNODB_TABLESPACES "
-     "WHERE SPACE_TYPE = 'Single'"),
-    ("information_schema.INNODB_SYS_TABLESPACES",   # MariaDB, MySQL 5.7
-     "SELECT MAX(FILE_SIZE) FROM information_schema.INNODB_SYS_TABLESPACES "
-     "WHERE NAME LIKE '%/%'"),
-)
+_MYSQL8 = ("information_schema.INNODB_TABLESPACES",
+           "SELECT MAX(FILE_SIZE) FROM information_schema.INNODB_TABLESPACES "
+           "WHERE SPACE_TYPE = 'Single'")
+_SYS = ("information_schema.INNODB_SYS_TABLESPACES",   # MariaDB, MySQL 5.7
+        "SELECT MAX(FILE_SIZE) FROM information_schema.INNODB_SYS_TABLESPACES "
+        "WHERE NAME LIKE '%/%'")
 
 
 def extension_step(file_bytes: int) -> int:
@@ -37,8 +35,10 @@ def extension_step(file_bytes: int) -> int:
     return EXTENT_BYTES if file_bytes < SMALL_FILE_BYTES else FSP_FREE_ADD * EXTENT_BYTES
 
 
-def extend_step(session: Any, variables: dict) -> tuple[int | None, str, str]:
-    """(bytes per extension or None, source, detail) for the server behind session."""
+def extend_step(session: Any, variables: dict, product: str = "mysql"
+                ) -> tuple[int | None, str, str]:
+    """(bytes per extension or None, source, detail) for the server behind session;
+    product: mysql, percona or mariadb (which list to ask first)."""
     if str(variables.get("innodb_file_per_table", "ON")).upper() in ("OFF", "0"):
         try:
             mib = int(float(variables.get("innodb_autoextend_increment", 64)))
@@ -47,7 +47,7 @@ def extend_step(session: Any, variables: dict) -> tuple[int | None, str, str]:
         return (mib * MiB, "estimated", f"innodb_file_per_table=OFF: the system tablespace "
                 f"grows by innodb_autoextend_increment ({mib} MiB)")
     problems = []
-    for where, sql in _QUERIES:
+    for where, sql in ((_SYS, _MYSQL8) if product == "mariadb" else (_MYSQL8, _SYS)):
         try:
             rows = session.query(sql)
         except Exception as e:  # noqa: BLE001 - absent here, or no PROCESS privilege

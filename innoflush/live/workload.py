@@ -226,7 +226,8 @@ class WorkloadProbe:
             None, problem="processlist not sampled (no second session)")
         host1.clients = client_processes(self.pid) if self.pid else set()
         pfs = perfschema.delta(self._pfs0, pfs1)
-        step, source, detail = extend_step(self.session, self.facts.variables)
+        step, source, detail = extend_step(self.session, self.facts.variables,
+                                           self.facts.product)
         ev = evidence(self.facts, total, activity, pfs, self._host0, host1,
                       own_statements + activity.queries + 2,
                       pid=self.pid, pid_reason=self.pid_reason,
