@@ -221,7 +221,9 @@ def measured_run(tps: float, fsyncs: float, trx_commit: int = 1) -> SimpleNamesp
         back={"innodb_flush_method": "O_DIRECT", "innodb_flush_log_at_trx_commit": trx_commit,
               "log_bin": False, "sync_binlog": 0, "version": "10.11.19-MariaDB",
               "sim_flavor": "mariadb-10.11"},
-        mismatch=[], emulation=None, notes=["a note"])
+        mismatch=[], emulation=None, notes=["a note"],
+        advisor=SimpleNamespace(predict=trx_commit == 1, error=None,
+                                result={"workload": {"activity": {"samples": 300}}}))
 
 
 def synthetic_report() -> dict:
@@ -268,3 +270,13 @@ def test_the_reports_render_every_kind_of_cell():
     cell = back["devices"][0]["cells"][0]
     assert cell["before"]["commits"] == 3000 and cell["before"]["server_cpu_us_per_trx"] == 100
     assert cell["after"]["settings"]["innodb_flush_log_at_trx_commit"] == 2
+
+
+def test_a_run_says_what_advise_did_during_it():
+    observed = run_figures(measured_run(1000.0, 995.0))["observer"]
+    assert observed == {"advise": True, "predicted": True, "processlist_samples": 300,
+                        "error": None}
+    bare = measured_run(1000.0, 995.0, 2)
+    bare.advisor = None
+    assert run_figures(bare)["observer"] == {"advise": False, "predicted": False,
+                                             "processlist_samples": None, "error": None}

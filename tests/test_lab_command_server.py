@@ -302,6 +302,9 @@ def test_validate_a_change_on_sysbench(server_binaries, tmp_path, quick_measure)
     assert a["data_fsyncs_per_s"] < b["data_fsyncs_per_s"]      # no redo sync per commit
     assert cell["data_fsyncs_after"]["measured"] == a["data_fsyncs_per_s"]
     assert cell["advise"]["ran"] is True
+    # advise sampled both sides alike (its observer load), predicting from the before one
+    assert b["observer"]["predicted"] is True and a["observer"]["predicted"] is False
+    assert b["observer"]["processlist_samples"] > 0 and a["observer"]["processlist_samples"] > 0
     # whatever advise could say, the cell says it (a prediction, or why there is none)
     assert cell["predicted_ratio"] is not None or cell["advise"]["candidate"]["missing"]
     assert cell["simulate_after"]["measured_tps"] == a["tps"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import pairwise
 
 from ..live.activity import Activity
@@ -53,7 +54,8 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
            samples: int = 1, profile=None, measure: bool = False, durability: str = "strict",
            connections: int | None = None, predict: bool = True, seed: int = 1,
            cpu_cores: int | None = None, progress=None, workload_profile=None,
-           ignore_rules=(), open_session=None, executor=None) -> dict:
+           ignore_rules=(), open_session=None, executor=None,
+           after_window: Callable[[], object] | None = None) -> dict:
     """Read the server, measure its workload over the interval(s), evaluate the rules,
     and (with a device profile) price every candidate change; the report as a dict.
 
@@ -63,7 +65,10 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
     WorkloadProfile, ``--workload``): predict with its per-transaction costs instead of
     the measured ones. ignore_rules (``--ignore-rule``): rule ids whose findings are left
     out. executor (innoflush.executor.SimExecutor, ``--scheduler``): where the
-    predictions' simulations run; default a local process pool made for this call."""
+    predictions' simulations run; default a local process pool made for this call.
+    after_window: called once the workload is measured, before the fit and the
+    predictions (the lab holds them there until its own measured window has closed, so
+    their CPU does not weigh on the run it measures)."""
     check_rule_ids(ignore_rules)   # an unknown id fails before the server is read
     warnings: list[str] = []
     facts = gather_facts(session)
@@ -94,6 +99,8 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
         session, facts, interval_s=interval_s, samples=samples,
         open_session=open_session, connections=connections,
         cpu_cores=cpu_cores, is_local=is_local, progress=progress)
+    if after_window is not None:
+        after_window()
     return _assess(facts, intervals, evidence,
                    source={"kind": "live", "path": None, "snapshots": samples + 1},
                    conn_public=conn_public, datadir=datadir, datadir_fs=datadir_fs,

@@ -7,10 +7,14 @@ named workload (``--workload-cmd``) × connection count × change (``--changes``
 - a **before** run: a fresh server at the before settings (innodb_flush_log_at_trx_commit=1,
   O_DIRECT, the binary log off — on with sync_binlog=1 for the sync-binlog change) under
   the command, with ``advise`` measuring it during the window and pricing its candidate
-  changes on the device's profile (``run.measure_one``, lab/external.py);
+  changes on the device's profile (``run.measure_one``, lab/external.py); its fit and
+  predictions wait until the window has closed;
 - an **after** run: a fresh server with the change made (trx_commit=2;
   O_DIRECT_NO_FSYNC — only on a device whose profile says its cache is non-volatile,
-  skipped with a note elsewhere; sync_binlog=0), under the same command.
+  skipped with a note elsewhere; sync_binlog=0), under the same command, with advise
+  measuring it alike but not predicting: its sampler and wake-up probe take about a
+  quarter of a core, so one side observed and the other not made every change look
+  2-5 % better than it was (2026-11-27, docs/validation.md).
 
 Per cell (``cell_result``, pure): the measured TPS before and after and their ratio;
 advise's predicted ratio (1 + the candidate's tps_pct / 100) and its range; whether the
@@ -282,7 +286,17 @@ def run_figures(m) -> dict:
                                                 "log_bin", "sync_binlog")},
             "settings_match": not m.mismatch, "emulation": m.emulation,
             "version": m.back.get("version"), "sim_flavor": m.back.get("sim_flavor"),
-            "notes": list(m.notes)}
+            "observer": _observer(m), "notes": list(m.notes)}
+
+
+def _observer(m) -> dict:
+    """What advise did during the run: both sides of a cell are to carry the same load."""
+    adv = m.advisor
+    report = adv.result if adv is not None else None
+    activity = ((report or {}).get("workload") or {}).get("activity") or {}
+    return {"advise": adv is not None, "predicted": bool(adv is not None and adv.predict),
+            "processlist_samples": activity.get("samples"),
+            "error": adv.error if adv is not None else None}
 
 
 MEANED = ("tps", "data_fsyncs_per_s", "data_writes_per_s", "server_cpu_us_per_trx",
@@ -317,7 +331,8 @@ def _measure(o: LabOptions, plan: RunPlan, workdir: Path, warnings: list[str], p
         wd = workdir.with_name(workdir.name + (f"-retry{attempt}" if attempt else ""))
         try:
             return run_checked(plan, wd, warnings, lambda wd=wd: measure_one(
-                o, plan, wd, progress, emulation, profile, advise_predict=predict_)), errors
+                o, plan, wd, progress, emulation, profile, advise_predict=predict_,
+                advise_observe=True)), errors
         except LabError as exc:
             errors.append(str(exc))
     raise LabError(errors[-1])
@@ -360,8 +375,11 @@ def run_change_cell(vopts: ChangeValidateOptions, cp: CellPlan, wc: WorkloadComm
             # A B B A: a drift of the host over the cell weighs on both sides alike
             for which in (("before", "after") if rep % 2 else ("after", "before")):
                 plan = p_before if which == "before" else p_after
+                # advise observes both sides alike (its sampler and probe take ~0.25
+                # of a core: on the before side only, they made every change look 2-5 %
+                # better than it is); it predicts from the before side only
                 side[which], e = _measure(
-                    replace(o, advise=which == "before"), plan,
+                    o, plan,
                     base / f"{dn}-run-{plan.index}{tag}", warnings, progress, emulation,
                     profile, which == "before", vopts.retries)
                 errs[which] += e

@@ -37,6 +37,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -175,11 +176,13 @@ class Measured:
 
 def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
                 emulation: Emulation | None = None, profile=None,
-                advise_predict: bool = False) -> Measured:
+                advise_predict: bool = False, advise_observe: bool = False) -> Measured:
     """Start a server (emulating a device if asked), drive the workload — the lab's
     client processes, or with opts.command the user's command (lab/external.py) —, take
     the deltas and the CPU times, stop it. Nothing is predicted here; advise_predict:
-    advise, when it runs, predicts too (on `profile`)."""
+    advise, when it runs, predicts too (on `profile`); advise_observe: it measures the
+    workload as a predicting advise does, without predicting (the other side of a
+    compared pair carries the same observer)."""
     spec = opts.spec(plan.connections)
     cores = os.cpu_count() or 1
     requested = plan.requested(opts)
@@ -191,6 +194,7 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
                                                opts.backend)
     server = make_server(opts, workdir, server_options(opts, plan), **server_kw)
     advisor = None
+    window_closed = threading.Event()   # advise's fit and predictions wait for it
     load = None
     complaints: list[str] = []
     try:
@@ -242,7 +246,8 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
                 advisor = AdviseThread(server, profile, max(1.0, spec.duration_s - 1.0),
                                         None if load else plan.connections,
                                         is_local=opts.backend == "local",
-                                        predict=advise_predict)
+                                        predict=advise_predict, observe=advise_observe,
+                                        window_closed=window_closed)
                 advisor.start()
 
         def at_end():
@@ -252,6 +257,7 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
             snaps["sched1"] = schedstat(pid)
             snaps["mach1"] = machine_cpu()
             snaps["files1"] = innodb_files(server.datadir)
+            window_closed.set()
 
         start = start_state(status_snapshot(session).status)
         say(("starting the client processes" if load is None else
@@ -286,6 +292,7 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
             complaints = preload_complaints(server)
         say("stopping the server")
     finally:
+        window_closed.set()
         if load is not None:
             load.stop()
         server.stop()

@@ -177,19 +177,32 @@ def loopback(conn, n: int = LOOPBACK_ROUND_TRIPS, server_pid: int | None = None)
 class AdviseThread(threading.Thread):
     """advise() on its own session, during the run: sampling and rules, and with predict
     (an external workload's run: lab/external.py) its fit and predictions on `profile`
-    too. connections None: advise measures them."""
+    too. connections None: advise measures them. observe: measure the workload as a
+    predicting advise does (its processlist sampler, its wake-up probe) without
+    predicting, so that a run compared with a predicting one carries the same observer.
+    window_closed: the fit and predictions wait for it (the run's measured window)."""
 
     def __init__(self, server, profile, interval_s: float, connections: int | None,
-                 is_local: bool, predict: bool = False):
+                 is_local: bool, predict: bool = False, observe: bool = False,
+                 window_closed: threading.Event | None = None):
         super().__init__(name="innoflush-lab-advise", daemon=True)
         self.server, self.profile, self.is_local = server, profile, is_local
         self.interval_s, self.connections = interval_s, connections
         self.predict = predict and profile is not None
+        self.observe = observe or self.predict
+        self.window_closed = window_closed
         self.result: dict | None = None
         self.error: str | None = None
 
     def _second_session(self) -> ReadOnlySession:
         return ReadOnlySession(self.server.connect(autocommit=None))
+
+    def _after_window(self) -> None:
+        # the fit's and the predictions' simulations take a core: not inside the window
+        # (advise's sampling ends a second before it), nor before the run's counters are
+        # read; bounded, in case the run ends without saying so
+        if self.window_closed is not None:
+            self.window_closed.wait(timeout=self.interval_s + 60.0)
 
     def run(self) -> None:
         session = None
@@ -201,11 +214,12 @@ class AdviseThread(threading.Thread):
                 interval_s=self.interval_s, samples=1, profile=self.profile,
                 predict=self.predict, connections=self.connections,
                 # the workload is measured (processlist samples) only where advise is
-                # to predict: the lab's own generator knows its connections and costs
-                open_session=self._second_session if self.predict else None,
+                # to predict, or to observe alike: the lab's own generator knows its
+                # connections and costs
+                open_session=self._second_session if self.observe else None,
                 # one after the other in this thread, as before: a pool's processes
                 # would take more of the cores the measured run is using
-                executor=InProcessExecutor())
+                executor=InProcessExecutor(), after_window=self._after_window)
         except Exception as exc:  # noqa: BLE001 - reported in the run, not fatal
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
