@@ -66,7 +66,10 @@ def test_background_threads_are_not_client_connections():
 
 
 def test_sampling_period_bounds():
-    assert sampling_period(10.0) == pytest.approx(0.02)
+    assert sampling_period(6.0) == pytest.approx(0.02)       # the lab's windows
+    assert sampling_period(10.0) == pytest.approx(10.0 / 300)  # advise's default
+    assert sampling_period(60.0) == pytest.approx(0.1)
+    assert sampling_period(600.0) == pytest.approx(0.1)
     assert sampling_period(1.0) == pytest.approx(1 / 150)
     assert sampling_period(0.1) == pytest.approx(0.005)
 
