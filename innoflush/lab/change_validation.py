@@ -12,9 +12,10 @@ named workload (``--workload-cmd``) × connection count × change (``--changes``
 - an **after** run: a fresh server with the change made (trx_commit=2;
   O_DIRECT_NO_FSYNC — only on a device whose profile says its cache is non-volatile,
   skipped with a note elsewhere; sync_binlog=0), under the same command, with advise
-  measuring it alike but not predicting: its sampler and wake-up probe take about a
-  quarter of a core, so one side observed and the other not made every change look
-  2-5 % better than it was (2026-11-27, docs/validation.md).
+  measuring it alike but not predicting: observing takes CPU from the workload (2 % of
+  sysbench write_only's TPS at 4 threads on the 2-vCPU VM, bench/observer_cost.py), so
+  one side observed and the other not made every change look 2-4 % better than it was
+  (docs/validation.md).
 
 Per cell (``cell_result``, pure): the measured TPS before and after and their ratio;
 advise's predicted ratio (1 + the candidate's tps_pct / 100) and its range; whether the
@@ -375,9 +376,9 @@ def run_change_cell(vopts: ChangeValidateOptions, cp: CellPlan, wc: WorkloadComm
             # A B B A: a drift of the host over the cell weighs on both sides alike
             for which in (("before", "after") if rep % 2 else ("after", "before")):
                 plan = p_before if which == "before" else p_after
-                # advise observes both sides alike (its sampler and probe take ~0.25
-                # of a core: on the before side only, they made every change look 2-5 %
-                # better than it is); it predicts from the before side only
+                # advise observes both sides alike (on the before side only it made
+                # every change look 2-4 % better than it is); it predicts from the
+                # before side only
                 side[which], e = _measure(
                     o, plan,
                     base / f"{dn}-run-{plan.index}{tag}", warnings, progress, emulation,
