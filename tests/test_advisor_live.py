@@ -45,14 +45,29 @@ def _why_not_explained(stdout: str) -> str:
                        "fit_reasons": (rep.get("fit") or {}).get("reasons")}, indent=1)
 
 
+def advise_explained(server, *args):
+    """advise on a live window the fit must explain, with one more window if it did not.
+
+    Exit 4 (the model does not explain what it saw) is the tool's honest answer to a
+    window the shared host disturbed: a CI run once saw a 1-thread load at 214 commits/s
+    against the model's 249 (+16 %, tolerance 15 %). Two windows in a row unexplained
+    is a failure; the first one's reasons stay in the assertion's message.
+    """
+    first = advise(server, *args)
+    if first.exit_code != 4:
+        return first, ""
+    return advise(server, *args), "first window, exit 4:\n" + first.stdout[-3000:]
+
+
 def test_advise_under_load_relaxed(volatile_server, insert_load, profile_files):
     with insert_load(volatile_server, threads=3) as load:
         load.wait_started()
         # 5 s, not 3: the fit must explain this window within its tolerances, and a
         # 3-s window of 3 threads was once outside them in a loaded CI run (exit 4)
-        r = advise(volatile_server, "--interval", "5", "--profile", profile_files["volatile"],
-                   "--durability", "relaxed", "--json")
-    assert r.exit_code == 3, r.stderr + _why_not_explained(r.stdout)
+        r, first = advise_explained(volatile_server, "--interval", "5", "--profile",
+                                    profile_files["volatile"], "--durability", "relaxed",
+                                    "--json")
+    assert r.exit_code == 3, r.stderr + _why_not_explained(r.stdout) + first
     rep = json.loads(r.stdout)
     o = rep["observed"]
     assert rep["server"]["product"] == "mariadb"
@@ -74,8 +89,9 @@ def test_advise_under_load_relaxed(volatile_server, insert_load, profile_files):
 def test_advise_text_strict_nothing_to_change(volatile_server, insert_load, profile_files):
     with insert_load(volatile_server, threads=1) as load:
         load.wait_started()
-        r = advise(volatile_server, "--interval", "2", "--profile", profile_files["volatile"])
-    assert r.exit_code == 0, r.stderr + r.stdout
+        r, first = advise_explained(volatile_server, "--interval", "3", "--profile",
+                                    profile_files["volatile"])
+    assert r.exit_code == 0, r.stderr + r.stdout + first
     assert "nothing to change." in r.stdout
     assert "MariaDB" in r.stdout and "commits/s" in r.stdout
 
