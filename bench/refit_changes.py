@@ -16,8 +16,6 @@ report recorded when it ran.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -26,43 +24,8 @@ from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from innoflush.advisor.fit import fit_workload  # noqa: E402
-from innoflush.advisor.predict import Predictor  # noqa: E402
-from innoflush.lab.change_validation import CHANGES, FACTOR  # noqa: E402
-from innoflush.live.facts import facts_from_variables  # noqa: E402
-from innoflush.live.sampling import Observed  # noqa: E402
-from innoflush.live.workload import Input, WorkloadEvidence  # noqa: E402
-from innoflush.profiles import DeviceProfile  # noqa: E402
-from innoflush.simulator import ServerConfig  # noqa: E402
-
-
-def refit(cell: dict, profile: DeviceProfile, seed: int,
-          extend_bytes: int | None = None) -> dict:
-    """Today's fit and predicted ratio for one measured cell. extend_bytes: the
-    tablespaces' extension step where the report did not read it (before 2026-11-26)."""
-    rep = cell["advise_report"]
-    facts = facts_from_variables(rep["settings"]["variables"])
-    observed = Observed.from_dict(rep["observed"])
-    ev = WorkloadEvidence.from_dict(rep["workload"])
-    if extend_bytes and ev.extend_bytes.value is None:
-        ev.extend_bytes = Input(float(extend_bytes), "option", "--extend-bytes")
-    config = ServerConfig(**rep["fit"]["config"]) if rep.get("fit") else None
-    fit = fit_workload(facts, observed, ev, profile, seed=seed, config=config)
-    out = {"explained": fit.explained, "reasons": fit.reasons, "ratio": None,
-           "range": None, "fsyncs_after": None, "sim_before_err": None}
-    if fit.simulated_tps and observed.commits_per_s:
-        out["sim_before_err"] = 100 * (fit.simulated_tps / observed.commits_per_s - 1)
-    if not fit.explained or fit.workload is None:
-        return out
-    change = CHANGES[cell["change"]]
-    p = Predictor(fit, fit.profile or profile, seed).predict({change.sim_field:
-                                                              change.sim_after})
-    out["ratio"] = 1 + p["change"]["tps_pct"] / 100
-    rg = p["range"]["tps_pct"]
-    out["range"] = [1 + rg[0] / 100, 1 + rg[1] / 100] if rg else None
-    out["fsyncs_after"] = p["recommended"]["data_fsyncs_per_s"]
-    out["tps_after"] = p["recommended"]["tps"]
-    return out
+from innoflush.lab.change_validation import FACTOR  # noqa: E402
+from innoflush.lab.refit import measured_cells, read_validation, refit  # noqa: E402
 
 
 def main() -> None:
@@ -77,46 +40,40 @@ def main() -> None:
     rows, factors, dirs, fs_err, sim_err, unexplained = [], [], [], [], [], 0
     after_err: list[float] = []   # simulate on advise's workload at the after setting
     for path in args.reports:
-        raw = Path(path).read_bytes()
-        report = json.loads(gzip.decompress(raw) if path.endswith(".gz") else raw)
+        report = read_validation(path)
         for dev in report["devices"]:
-            data = (dev.get("profile") or {}).get("data")
-            if not data:
+            if not (dev.get("profile") or {}).get("data"):
                 print(f"{path}: {dev['name']}: no profile data kept; skipped", file=sys.stderr)
-                continue
-            profile = DeviceProfile.from_dict(data)
-            for cell in dev.get("cells", []):
-                if not cell.get("advise_report") or not cell.get("measured_ratio"):
-                    continue
-                r = refit(cell, profile, args.seed, args.extend_bytes)
-                meas = cell["measured_ratio"]
-                f = r["ratio"] / meas if r["ratio"] else None
-                if f is not None:
-                    factors.append(f)
-                    dirs.append((r["ratio"] > 1.03) == (meas > 1.03)
-                                or (abs(r["ratio"] - 1) <= 0.03 and abs(meas - 1) <= 0.03))
-                else:
-                    unexplained += 1
-                fm = cell["after"].get("data_fsyncs_per_s")
-                if r["fsyncs_after"] is not None and fm:
-                    fs_err.append(100 * (r["fsyncs_after"] / fm - 1))
-                if r["sim_before_err"] is not None and r["explained"]:
-                    sim_err.append(r["sim_before_err"])
-                if r.get("tps_after") and cell["after"].get("tps"):
-                    after_err.append(100 * (r["tps_after"] / cell["after"]["tps"] - 1))
-                rows.append([dev["name"][:18], cell["workload"], cell["connections"],
-                             cell["change"], f"x{meas:.2f}",
-                             f"x{r['ratio']:.2f}" if r["ratio"] else "-",
-                             (f"{r['range'][0]:.2f}..{r['range'][1]:.2f}"
-                              if r["range"] else "-"),
-                             f"{f:.2f}" if f else "-",
-                             f"{cell['predicted_ratio']:.2f}" if cell.get("predicted_ratio")
-                             else "-",
-                             f"{r['sim_before_err']:+.0f}%" if r["sim_before_err"] is not None
-                             else "-",
-                             (f"{r['fsyncs_after']:.0f}/{fm:.0f}"
-                              if r["fsyncs_after"] is not None and fm else "-"),
-                             "" if r["explained"] else "; ".join(r["reasons"])[:60]])
+        for dev, cell, profile in measured_cells(report):
+            r = refit(cell, profile, args.seed, args.extend_bytes)
+            meas = cell["measured_ratio"]
+            f = r["ratio"] / meas if r["ratio"] else None
+            if f is not None:
+                factors.append(f)
+                dirs.append((r["ratio"] > 1.03) == (meas > 1.03)
+                            or (abs(r["ratio"] - 1) <= 0.03 and abs(meas - 1) <= 0.03))
+            else:
+                unexplained += 1
+            fm = cell["after"].get("data_fsyncs_per_s")
+            if r["fsyncs_after"] is not None and fm:
+                fs_err.append(100 * (r["fsyncs_after"] / fm - 1))
+            if r["sim_before_err"] is not None and r["explained"]:
+                sim_err.append(r["sim_before_err"])
+            if r.get("tps_after") and cell["after"].get("tps"):
+                after_err.append(100 * (r["tps_after"] / cell["after"]["tps"] - 1))
+            rows.append([dev["name"][:18], cell["workload"], cell["connections"],
+                         cell["change"], f"x{meas:.2f}",
+                         f"x{r['ratio']:.2f}" if r["ratio"] else "-",
+                         (f"{r['range'][0]:.2f}..{r['range'][1]:.2f}"
+                          if r["range"] else "-"),
+                         f"{f:.2f}" if f else "-",
+                         f"{cell['predicted_ratio']:.2f}" if cell.get("predicted_ratio")
+                         else "-",
+                         f"{r['sim_before_err']:+.0f}%" if r["sim_before_err"] is not None
+                         else "-",
+                         (f"{r['fsyncs_after']:.0f}/{fm:.0f}"
+                          if r["fsyncs_after"] is not None and fm else "-"),
+                         "" if r["explained"] else "; ".join(r["reasons"])[:60]])
     if args.cells:
         print(tabulate(rows, headers=["device", "workload", "conns", "change", "measured",
                                       "predicted", "range", "pred/meas", "then", "sim before",

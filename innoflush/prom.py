@@ -243,6 +243,14 @@ def _predicted(reg: _Registry, server: str, finding_id: str, p: dict | None) -> 
                 "predicted TPS change's range", rng[0] / 100, server=server, id=finding_id)
         reg.set("innoflush_advise_predicted_tps_change_high_ratio", "High end of the "
                 "predicted TPS change's range", rng[1] / 100, server=server, id=finding_id)
+    likely = (p.get("interval") or {}).get("tps_pct")
+    if likely:
+        reg.set("innoflush_advise_predicted_tps_change_likely_low_ratio", "Low end of the "
+                "TPS change to expect (the prediction with the model's validated error)",
+                likely[0] / 100, server=server, id=finding_id)
+        reg.set("innoflush_advise_predicted_tps_change_likely_high_ratio", "High end of the "
+                "TPS change to expect (the prediction with the model's validated error)",
+                likely[1] / 100, server=server, id=finding_id)
 
 
 def check_prom_path(path: str) -> None:

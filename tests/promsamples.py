@@ -36,6 +36,9 @@ def prediction(tps_pct: float, with_range: bool = True) -> dict:
                     "commit_latency_p99_pct": -20.0, "data_fsyncs_per_s_pct": -40.0},
          "range": {"tps_pct": [tps_pct - 5, tps_pct + 5],
                    "data_fsyncs_per_s_pct": [-45.0, -35.0]} if with_range else None,
+         "interval": {"tps_pct": [tps_pct - 20, tps_pct + 30], "coverage_pct": 80,
+                      "basis": "test"} if with_range else
+                     {"tps_pct": None, "coverage_pct": 80, "basis": "not validated: test"},
          "sim": {}}
     return p
 

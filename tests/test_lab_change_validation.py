@@ -258,7 +258,7 @@ def synthetic_report() -> dict:
 def test_the_reports_render_every_kind_of_cell():
     r = synthetic_report()
     text = change_report.render_text(r)
-    assert "×2.00" in text and "×1.80 [1.50..2.20]" in text and "skipped" in text
+    assert "×2.00" in text and "×1.80 (inputs 1.50..2.20)" in text and "skipped" in text
     assert "FAILED" in text and "failed: run 1/2: boom" in text and "all devices" in text
     assert "did not finish" in text and "within ×/÷1.3" in text
     md = change_report.render_markdown(r)
@@ -280,3 +280,22 @@ def test_a_run_says_what_advise_did_during_it():
     bare.advisor = None
     assert run_figures(bare)["observer"] == {"advise": False, "predicted": False,
                                              "processlist_samples": None, "error": None}
+
+
+def test_the_interval_is_judged_against_the_measured_ratio():
+    def with_interval(iv):
+        rep = advise_report(tps_pct=80.0)
+        rep["candidates"][0]["predicted"]["interval"] = {"tps_pct": iv, "coverage_pct": 80}
+        return rep
+    inside = cell_result(CHANGES["trx-commit"], BEFORE, AFTER, with_interval([20.0, 140.0]),
+                         None)
+    outside = cell_result(CHANGES["trx-commit"], BEFORE, AFTER, with_interval([20.0, 90.0]),
+                          None)
+    none = cell_result(CHANGES["trx-commit"], BEFORE, AFTER, with_interval(None), None)
+    assert inside["predicted_interval"] == [1.2, 2.4] and inside["interval_holds"] is True
+    assert outside["predicted_interval"] == [1.2, 1.9] and outside["interval_holds"] is False
+    assert none["predicted_interval"] is None and none["interval_holds"] is None
+    assert inside["advise"]["candidate"]["ratio_interval"] == [1.2, 2.4]
+    assert summarize([inside, outside, none])["interval_holds"] == "1/2"
+    rows = change_report.cell_rows([{**inside, "workload": "w", "connections": 1}])
+    assert "×1.80 [1.20..2.40]" in rows[0]

@@ -159,6 +159,14 @@ def check_advise(fams: dict, rep: dict, server: str) -> None:
             assert (low[0][1], high[0][1]) == pytest.approx((rng[0] / 100, rng[1] / 100))
         else:
             assert low == [] and high == []
+        likely = (p.get("interval") or {}).get("tps_pct")
+        lk = [series(fams, f"innoflush_advise_predicted_tps_change_likely_{end}_ratio",
+                     server=server, id=f["id"]) for end in ("low", "high")]
+        if likely:
+            assert (lk[0][0][1], lk[1][0][1]) == pytest.approx((likely[0] / 100,
+                                                                likely[1] / 100))
+        else:
+            assert lk == [[], []]
     combined = rep.get("combined_prediction")
     all_tps = series(fams, "innoflush_advise_predicted_tps_change_ratio", server=server,
                      id="all")

@@ -9,7 +9,8 @@ run's arguments carry all its inputs, so the figures are the same wherever it ra
 The range comes from the same pair simulated on a workload whose measured costs are
 taken lower and higher (``SPREAD``: the CPU and outside time per transaction,
 which the measurement knows to within about that much, and which change a little with
-the setting itself — a commit that no longer sleeps costs less CPU).
+the setting itself — a commit that no longer sleeps costs less CPU). The interval is the
+model's own error on validated changes (error_bands.py): wider, and what to expect.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import replace
 
 from ..executor import InProcessExecutor, SimExecutor
 from ..simulator import Workload, simulate
+from .error_bands import tps_interval
 from .fit import Fit
 from .rules import Finding
 
@@ -145,8 +147,10 @@ class Predictor:
             c = _change(self.current_at(v), self.run(changes, v))
             tps.append(c["tps_pct"])
             fsyncs.append(c["data_fsyncs_per_s_pct"])
+        now = {k: getattr(self.fit.config, k, None) for k in changes}
         return {"current": self.current, "recommended": rec, "change": change,
                 "range": {"tps_pct": _span(tps), "data_fsyncs_per_s_pct": _span(fsyncs)},
+                "interval": tps_interval(now, changes, change["tps_pct"]),
                 "sim": {"profile": self.profile.name, "duration_s": self.duration_s,
                         "seed": self.seed, "changes": changes,
                         "fit_converged": self.fit.converged}}

@@ -324,8 +324,24 @@ def _pred_table(p: dict) -> str:
             ["Innodb_data_fsyncs/s", _v(c["data_fsyncs_per_s"], 1),
              _v(r["data_fsyncs_per_s"], 1), _pct(ch["data_fsyncs_per_s_pct"])]]
     if p.get("range"):
-        rows.append(["TPS change range", "", "", _range(p)])
+        rows.append(["TPS change range (inputs)", "", "", _range(p)])
+    if p.get("interval"):
+        rows.append([f"TPS change likely ({_coverage(p)})", "", "", _interval(p)])
     return tabulate(rows, headers=["", "current", "recommended", "change"], tablefmt="simple")
+
+
+def _coverage(p: dict) -> str:
+    c = (p.get("interval") or {}).get("coverage_pct")
+    return f"{c:g} %" if c else "interval"
+
+
+def _interval(p: dict | None) -> str:
+    """The validated interval of a predicted TPS change, or why there is none."""
+    iv = (p or {}).get("interval") or {}
+    t = iv.get("tps_pct")
+    if t:
+        return f"{t[0]:+.0f}…{t[1]:+.0f}%"
+    return "not validated" if "not validated" in (iv.get("basis") or "") else "-"
 
 
 def _range(p: dict | None) -> str:
@@ -400,14 +416,23 @@ def _candidates_text(cands: list[dict]) -> list[str]:
         p = c.get("predicted") or {}
         ch = p.get("change") or {}
         rows.append([f"{c['setting']} {c['current']} -> {c['candidate']}",
-                     _pct(ch.get("tps_pct")), _range(p), _pct(ch.get("commit_latency_p50_pct")),
+                     _pct(ch.get("tps_pct")), _interval(p), _range(p),
+                     _pct(ch.get("commit_latency_p50_pct")),
                      _pct(ch.get("data_fsyncs_per_s_pct")),
                      "advised" if c["advised"] else ("unsafe" if c["unsafe"] else "-")])
-    out.append(tabulate(rows, headers=["change", "TPS", "range", "commit p50",
+    out.append(tabulate(rows, headers=["change", "TPS", "likely", "inputs' range",
+                                       "commit p50",
                                        "data fsyncs/s", ""], tablefmt="simple"))
+    out.append("  likely: the TPS change with the model's error on measured changes "
+               "(sysbench, docs/validation.md): "
+               + next((f"{_coverage(c['predicted'])} of them fell inside"
+                       for c in cands
+                       if ((c.get("predicted") or {}).get("interval") or {}).get("tps_pct")),
+                      "no interval")
+               + "; not validated: no such change measured yet")
     for c in cands:
         if c["unsafe"] and c.get("predicted"):
             ch = c["predicted"]["change"]
             out.append(f"  - {c['setting']}={c['candidate']}: would give {_pct(ch['tps_pct'])} "
-                       f"TPS ({_range(c['predicted'])}); not advised: {c['unsafe']}")
+                       f"TPS (likely {_interval(c['predicted'])}); not advised: {c['unsafe']}")
     return out

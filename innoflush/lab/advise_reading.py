@@ -115,12 +115,14 @@ def find_candidate(report: dict | None, setting: str, value, sim_field: str | No
 
 def candidate_prediction(c: dict | None) -> dict:
     """A candidate's predicted effect: ``ratio`` (after / before TPS = 1 + tps_pct/100),
-    ``ratio_range`` [lo, hi] (from its range, or None), ``tps_pct``, the data fsyncs/s
+    ``ratio_range`` [lo, hi] (from its range, or None), ``ratio_interval`` [lo, hi] (from
+    its interval: the model's validated error, or None), ``tps_pct``, the data fsyncs/s
     ``current`` and ``candidate``, ``advised``, ``unsafe``, ``id``, ``finding``; and
     ``missing`` (why there is no ratio, or None)."""
     out: dict[str, Any] = {"id": None, "advised": None, "unsafe": None, "finding": None,
                            "tps_pct": None,
-           "ratio": None, "ratio_range": None, "tps_current": None, "tps_candidate": None,
+           "ratio": None, "ratio_range": None, "ratio_interval": None,
+           "tps_current": None, "tps_candidate": None,
            "data_fsyncs_per_s_current": None, "data_fsyncs_per_s_candidate": None,
            "missing": None}
     if not isinstance(c, dict):
@@ -153,6 +155,11 @@ def candidate_prediction(c: dict | None) -> dict:
                                                                for x in rng):
         lo, hi = sorted(float(x) for x in rng)
         out["ratio_range"] = [round(1.0 + lo / 100.0, 4), round(1.0 + hi / 100.0, 4)]
+    iv = (p.get("interval") or {}).get("tps_pct") if isinstance(p.get("interval"), dict) \
+        else None
+    if isinstance(iv, list | tuple) and len(iv) == 2 and all(_num(x) is not None for x in iv):
+        lo, hi = sorted(float(x) for x in iv)
+        out["ratio_interval"] = [round(1.0 + lo / 100.0, 4), round(1.0 + hi / 100.0, 4)]
     return out
 
 

@@ -28,9 +28,11 @@ JSON keys (``--json``; schema ``innoflush.lab-validate-changes/1``):
     ``measured_ratio`` (mean after / mean before TPS),
     ``measured_change_pct``, ``advise`` {``ran``, ``error``, ``explained``, ``reasons``,
     ``fit_workload``, ``candidate`` {``id``, ``advised``, ``unsafe``, ``finding``,
-    ``tps_pct``, ``ratio``, ``ratio_range``, ``tps_current``, ``tps_candidate``,
+    ``tps_pct``, ``ratio``, ``ratio_range``, ``ratio_interval``, ``tps_current``, ``tps_candidate``,
     ``data_fsyncs_per_s_current``, ``data_fsyncs_per_s_candidate``, ``missing``}},
-    ``predicted_ratio``, ``predicted_range`` [lo, hi], ``ratio_factor`` (predicted /
+    ``predicted_ratio``, ``predicted_range`` [lo, hi], ``predicted_interval`` [lo, hi]
+    (the model's validated error; null where the change has none), ``interval_holds``
+    (the measured ratio inside it), ``ratio_factor`` (predicted /
     measured), ``within_factor`` (within ×/÷1.3 of the measured ratio's spread),
     ``direction`` {``measured``, ``predicted`` (down, flat, up: flat within the noise
     band), ``right``, ``within_noise`` (flat only because of the replicates' spread)},
@@ -41,7 +43,7 @@ JSON keys (``--json``; schema ``innoflush.lab-validate-changes/1``):
     one ``error`` instead of the figures;
   - ``summary``: ``cells``, ``measured_cells``, ``skipped_cells``, ``failed_cells``,
     ``within_factor`` ("k/n"), ``within_factor_share``, ``direction_right`` ("k/n"),
-    ``measured_within_noise``,
+    ``measured_within_noise``, ``interval_holds`` ("k/n"),
     ``data_fsyncs_after_mape``, ``simulate_tps_mape``, ``simulate_after_tps_mape`` and
     ``simulate_all_tps_mape`` {``mape_pct``, ``cells``},
     ``not_explained``, ``no_prediction``;
@@ -93,8 +95,12 @@ def cell_rows(cells: list[dict]) -> list[list]:
         if "skipped" in c or "error" in c:
             rows.append(head + ["skipped" if "skipped" in c else "FAILED"] + [""] * 9)
             continue
-        rng = c["predicted_range"]
-        pred = _x(c["predicted_ratio"]) + (f" [{rng[0]:.2f}..{rng[1]:.2f}]" if rng else "")
+        rng, iv = c["predicted_range"], c.get("predicted_interval")
+        # the interval (the model's validated error) where there is one: what to expect;
+        # else the inputs' range
+        pred = _x(c["predicted_ratio"]) + (
+            f" [{iv[0]:.2f}..{iv[1]:.2f}]" if iv else
+            f" (inputs {rng[0]:.2f}..{rng[1]:.2f})" if rng else "")
         d, fs, sb = c["direction"], c["data_fsyncs_after"], c["simulate_before"]
         sa = c.get("simulate_after") or {}
         spread = c.get("measured_spread_pct")
@@ -116,7 +122,7 @@ def cell_rows(cells: list[dict]) -> list[list]:
 def cell_headers(factor: float) -> list[str]:
     return ["workload", "conns", "change", "TPS before", "TPS after",
             "measured [± replicates' spread]",
-            "predicted [range]", f"within ×/÷{factor:g}", "direction meas / pred (right)",
+            "predicted [interval]", f"within ×/÷{factor:g}", "direction meas / pred (right)",
             "data fsyncs/s after meas / pred (err)", "simulate before TPS meas / pred (err)",
             "simulate after TPS meas / pred (err)", "advise"]
 
@@ -129,7 +135,8 @@ def _summary_row(name: str, s: dict) -> list:
     share = s["within_factor_share"]
     return [name, s["measured_cells"], s["within_factor"]
             + (f" ({share:.0%})" if share is not None else ""),
-            s["direction_right"], _mape(s["data_fsyncs_after_mape"]),
+            s["direction_right"], s.get("interval_holds") or "-",
+            _mape(s["data_fsyncs_after_mape"]),
             _mape(s["simulate_tps_mape"]),
             _mape(s.get("simulate_after_tps_mape") or {"mape_pct": None}),
             _mape(s.get("simulate_all_tps_mape") or {"mape_pct": None}),
@@ -148,6 +155,7 @@ def summary_rows(report: dict) -> list[list]:
 
 def summary_headers(factor: float) -> list[str]:
     return ["device", "measured cells", f"within ×/÷{factor:g}", "direction right",
+            "inside interval",
             "data fsyncs/s after MAPE", "simulate before TPS MAPE",
             "simulate after TPS MAPE", "simulate TPS MAPE (both)", "not explained",
             "no prediction", "skipped", "failed"]

@@ -192,6 +192,7 @@ def cell_result(change: Change, before: dict, after: dict, advise_report: dict |
     measured = _ratio(before.get("tps"), after.get("tps"))
     predicted = pred["ratio"] if fit["ran"] else None
     verdict = judge(predicted, measured, [r.get("ratio") for r in replicates or []])
+    interval = pred["ratio_interval"] if fit["ran"] and predicted is not None else None
     fs_m, fs_p = after.get("data_fsyncs_per_s"), pred["data_fsyncs_per_s_candidate"]
     sim_missing = simulate_missing
     if simulated_before_tps is None and sim_missing is None:
@@ -212,6 +213,9 @@ def cell_result(change: Change, before: dict, after: dict, advise_report: dict |
                    "candidate": pred},
         "predicted_ratio": predicted,
         "predicted_range": pred["ratio_range"] if fit["ran"] else None,
+        "predicted_interval": interval,
+        "interval_holds": (None if interval is None or measured is None
+                           else interval[0] <= measured <= interval[1]),
         "replicates": replicates or [], "measured_spread_pct": verdict["spread_pct"],
         "noise_band_pct": verdict["noise_band_pct"],
         "ratio_factor": verdict["ratio_factor"], "within_factor": verdict["within_factor"],
@@ -250,6 +254,7 @@ def summarize(cells: list[dict]) -> dict:
     inside = sum(1 for c in judged if c["within_factor"])
     dirs = [c["direction"]["right"] for c in ok if c["direction"]["right"] is not None]
     noise = sum(1 for c in ok if c["direction"].get("within_noise"))
+    holds = [c["interval_holds"] for c in ok if c.get("interval_holds") is not None]
     return {
         "cells": len(cells), "measured_cells": len(ok),
         "skipped_cells": sum(1 for c in cells if "skipped" in c),
@@ -258,6 +263,7 @@ def summarize(cells: list[dict]) -> dict:
         "within_factor_share": round(inside / len(judged), 3) if judged else None,
         "direction_right": f"{sum(dirs)}/{len(dirs)}",
         "measured_within_noise": noise,
+        "interval_holds": f"{sum(holds)}/{len(holds)}",
         "data_fsyncs_after_mape": _mape([c["data_fsyncs_after"]["error_pct"] for c in ok]),
         "simulate_tps_mape": _mape([c["simulate_before"]["error_pct"] for c in ok]),
         "simulate_after_tps_mape": _mape([(c.get("simulate_after") or {}).get("error_pct")
