@@ -150,7 +150,9 @@ class Predictor:
         now = {k: getattr(self.fit.config, k, None) for k in changes}
         return {"current": self.current, "recommended": rec, "change": change,
                 "range": {"tps_pct": _span(tps), "data_fsyncs_per_s_pct": _span(fsyncs)},
-                "interval": tps_interval(now, changes, change["tps_pct"]),
+                "interval": tps_interval(now, changes, change["tps_pct"],
+                                         connections=getattr(self.fit.workload,
+                                                             "connections", None)),
                 "sim": {"profile": self.profile.name, "duration_s": self.duration_s,
                         "seed": self.seed, "changes": changes,
                         "fit_converged": self.fit.converged}}

@@ -425,7 +425,7 @@ def _candidates_text(cands: list[dict]) -> list[str]:
                                        "data fsyncs/s", ""], tablefmt="simple"))
     out.append("  likely: the TPS change with the model's error on measured changes "
                "(sysbench, docs/validation.md): "
-               + next((f"{_coverage(c['predicted'])} of them fell inside"
+               + next((f"such intervals held {_coverage(c['predicted'])} of them"
                        for c in cands
                        if ((c.get("predicted") or {}).get("interval") or {}).get("tps_pct")),
                       "no interval")
