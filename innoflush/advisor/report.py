@@ -344,6 +344,12 @@ def _interval(p: dict | None) -> str:
     return "not validated" if "not validated" in (iv.get("basis") or "") else "-"
 
 
+def _likely(p: dict | None) -> str:
+    iv = _interval(p)
+    return f"likely {iv}" if iv not in ("-", "not validated") else (
+        "no validated interval" if iv == "not validated" else "no interval")
+
+
 def _range(p: dict | None) -> str:
     rg = (p or {}).get("range") or {}
     t = rg.get("tps_pct")
@@ -434,5 +440,5 @@ def _candidates_text(cands: list[dict]) -> list[str]:
         if c["unsafe"] and c.get("predicted"):
             ch = c["predicted"]["change"]
             out.append(f"  - {c['setting']}={c['candidate']}: would give {_pct(ch['tps_pct'])} "
-                       f"TPS (likely {_interval(c['predicted'])}); not advised: {c['unsafe']}")
+                       f"TPS ({_likely(c['predicted'])}); not advised: {c['unsafe']}")
     return out
