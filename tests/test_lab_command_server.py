@@ -145,7 +145,8 @@ def test_a_workload_advise_cannot_explain_has_no_prediction(server_binaries, tmp
             "candidate": "2", "changes": {"innodb_flush_log_at_trx_commit": 2},
             "advised": False, "finding": None, "unsafe": "loses up to 1 s of commits",
             "predicted": {"current": {"tps": 100.0}, "candidate": {"tps": 250.0},
-                          "change": {"tps_pct": 150.0}, "range": {"tps_pct": [100, 200]}}}]
+                          "change": {"tps_pct": 150.0}, "range": {"tps_pct": [100, 200]},
+                          "interval": {"tps_pct": [50, 400], "coverage_pct": 81}}}]
         return report
     monkeypatch.setattr(servers, "advise", reworked)
     data = _data(tmp_path)
@@ -162,12 +163,13 @@ def test_a_workload_advise_cannot_explain_has_no_prediction(server_binaries, tmp
     assert run["advise"]["fit"]["explained"] is False
     cand, = run["advise"]["candidates"]
     assert cand["ratio"] == 2.5 and cand["ratio_range"] == [2.0, 3.0]
+    assert cand["ratio_interval"] == [1.5, 5.0]
     assert cand["unsafe"] == "loses up to 1 s of commits"
     text = CliRunner().invoke(main, args)
     assert text.exit_code == 0, text.output
     assert "the model CANNOT explain it" in text.output and "predicted: none" in text.output
     assert "advise candidate innodb_flush_log_at_trx_commit: 1 -> 2: TPS +150% " \
-        "(×2.00..×3.00); unsafe" in text.output
+        "(likely ×1.50..×5.00); unsafe" in text.output
     assert_no_leak(data)
 
 

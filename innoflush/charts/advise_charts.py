@@ -41,7 +41,10 @@ def tps_chart(data: dict) -> Chart:
         rec = [p["recommended"]["tps"] for _, p in preds]
         lo, hi = [], []
         for (_, p), c, r in zip(preds, cur, rec, strict=True):
-            span = (p.get("range") or {}).get("tps_pct")
+            # what to expect (the model's error on validated changes) where there is
+            # one, else the inputs' range
+            span = ((p.get("interval") or {}).get("tps_pct")
+                    or (p.get("range") or {}).get("tps_pct"))
             if span and None not in span and c:
                 low, high = c * (1 + min(span) / 100), c * (1 + max(span) / 100)
                 lo.append(max(r - low, 0.0))
@@ -54,7 +57,8 @@ def tps_chart(data: dict) -> Chart:
     else:
         empty_note(ax, "no prediction (see the report's warnings)")
     return Chart("predicted-tps", "Predicted TPS, current and recommended", fig,
-                 "error bars: the range over the workload's lower and higher cost variants")
+                 "error bars: the likely interval (the model's error on validated changes) "
+                 "where there is one, else the range over the workload's cost variants")
 
 
 def latency_chart(data: dict) -> Chart:

@@ -245,9 +245,12 @@ def render_command_run(r: dict, total: int) -> str:
     for x in a.get("candidates") or []:
         what = (f"TPS {pct(x['tps_pct'])}" if x.get("tps_pct") is not None
                 else x.get("missing") or "no prediction")
-        if x.get("ratio_range"):
+        if x.get("ratio_interval"):
+            lo, hi = x["ratio_interval"]
+            what += f" (likely ×{lo:.2f}..×{hi:.2f})"
+        elif x.get("ratio_range"):
             lo, hi = x["ratio_range"]
-            what += f" (×{lo:.2f}..×{hi:.2f})"
+            what += f" (inputs ×{lo:.2f}..×{hi:.2f})"
         out.append(f"  advise candidate {x.get('setting')}: {x.get('current')} -> "
                    f"{x.get('candidate')}: {what}"
                    + ("; advised" if x.get("advised") else "")
