@@ -95,7 +95,7 @@ def refit_all(paths: list[str], jobs: int, cache: dict) -> list[dict]:
                     f"{cell['connections']}|{cell['change']}"
             row = {"run": Path(path).name, "id": ident,
                    "change": change_key(ch.setting, ch.before, ch.after),
-                   "class": connection_class(cell["connections"]),
+                   "setting": ch.setting, "before": ch.before, "after": ch.after,
                    "connections": cell["connections"],
                    "measured": cell["measured_ratio"], "date": rep.get("date")}
             rows.append(row)
@@ -130,8 +130,10 @@ def figures(rows: list[dict], by_class: bool = True) -> dict:
             continue
         if by_class:
             entry["by_connections"] = {}
-            for cls in sorted({r.get("class") for r in mine} - {None}):
-                sub = _figures([r for r in mine if r.get("class") == cls])
+            for cls in sorted({connection_class(r.get("connections")) for r in mine}
+                              - {None}):
+                sub = _figures([r for r in mine
+                                if connection_class(r.get("connections")) == cls])
                 if sub is not None:
                     entry["by_connections"][cls] = sub
         out[key] = entry
@@ -178,9 +180,7 @@ def held_out_as_advised(rows: list[dict]) -> tuple[int, int]:
         for r in rows:
             if r["run"] != run or not r.get("ratio"):
                 continue
-            setting, move = r["change"].rsplit(" ", 1)
-            before, after = move.split("->")
-            iv = tps_interval({setting: before}, {setting: after},
+            iv = tps_interval({r["setting"]: r["before"]}, {r["setting"]: r["after"]},
                               100.0 * (r["ratio"] - 1.0), data,
                               connections=r.get("connections"))
             if iv["tps_pct"] is None:

@@ -116,14 +116,15 @@ def _script():
 def test_the_builder_percentiles_and_held_out_coverage():
     mod = _script()
     rows = []
+    sb = {"change": "sync_binlog 1->0", "setting": "sync_binlog", "before": "1", "after": "0"}
     for run in ("a", "b", "c"):
         for i in range(10):
             e = math.exp((i - 4.5) / 10)       # measured / predicted, ×0.64 .. ×1.57
-            rows.append({"run": run, "change": "sync_binlog 1->0", "measured": 2.0 * e,
-                         "ratio": 2.0, "explained": True})
-    rows.append({"run": "a", "change": "sync_binlog 1->0", "measured": 3.0, "ratio": None,
-                 "explained": False})
-    rows += [{"run": "a", "change": "x 1->2", "measured": 1.0, "ratio": 1.0}] * 3
+            rows.append({"run": run, **sb, "measured": 2.0 * e, "ratio": 2.0,
+                         "explained": True})
+    rows.append({"run": "a", **sb, "measured": 3.0, "ratio": None, "explained": False})
+    rows += [{"run": "a", "change": "x 1->2", "setting": "x", "before": "1", "after": "2",
+              "measured": 1.0, "ratio": 1.0} for _ in range(3)]
     f = mod.figures(rows)
     assert set(f) == {"sync_binlog 1->0"}          # 3 cells are too few for percentiles
     s = f["sync_binlog 1->0"]

@@ -104,9 +104,9 @@ def tps_interval(current: dict, changes: dict, tps_pct: float | None,
     ratio = 1.0 + tps_pct / 100.0
     cells = sum(f["cells"] for f, _ in picked)
     which = ", ".join(f"{k} at {w}" for k, (_, w) in zip(keys, picked, strict=True))
+    where = "; ".join(x for x in (which, data.get("what_short")) if x)
     basis = (f"the predicted ratio x{lo:.2f}..x{hi:.2f}: measured / predicted in "
-             f"{cells} validated cells ({which}; {data.get('what_short', '')})"
-             .replace("; )", ")"))
+             f"{cells} validated cells ({where})")
     if len(keys) > 1:
         basis += "; the widest of the changes' own (not validated together)"
     return {"tps_pct": [round(100.0 * (ratio * lo - 1.0), 1),

@@ -330,9 +330,9 @@ def _pred_table(p: dict) -> str:
     return tabulate(rows, headers=["", "current", "recommended", "change"], tablefmt="simple")
 
 
-def _coverage(p: dict) -> str:
-    c = (p.get("interval") or {}).get("coverage_pct")
-    return f"{c:g} %" if c else "interval"
+def _coverage(p: dict | None) -> str:
+    c = ((p or {}).get("interval") or {}).get("coverage_pct")
+    return f"{c:g} %" if c else "-"
 
 
 def _interval(p: dict | None) -> str:
@@ -345,9 +345,11 @@ def _interval(p: dict | None) -> str:
 
 
 def _likely(p: dict | None) -> str:
+    """The interval in a sentence: "likely +40…+90%", or that there is none."""
     iv = _interval(p)
-    return f"likely {iv}" if iv not in ("-", "not validated") else (
-        "no validated interval" if iv == "not validated" else "no interval")
+    if iv == "not validated":
+        return "no validated interval"
+    return "no interval" if iv == "-" else f"likely {iv}"
 
 
 def _range(p: dict | None) -> str:

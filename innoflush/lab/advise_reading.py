@@ -113,6 +113,17 @@ def find_candidate(report: dict | None, setting: str, value, sim_field: str | No
     return None
 
 
+def _ratio_span(span: object) -> list[float] | None:
+    """A prediction's {"tps_pct": [lo, hi]} (its range or its interval) as after / before
+    ratios [lo, hi]; None when it is missing or malformed."""
+    t = span.get("tps_pct") if isinstance(span, dict) else None
+    if not (isinstance(t, list | tuple) and len(t) == 2 and all(_num(x) is not None
+                                                                 for x in t)):
+        return None
+    lo, hi = sorted(float(x) for x in t)
+    return [round(1.0 + lo / 100.0, 4), round(1.0 + hi / 100.0, 4)]
+
+
 def candidate_prediction(c: dict | None) -> dict:
     """A candidate's predicted effect: ``ratio`` (after / before TPS = 1 + tps_pct/100),
     ``ratio_range`` [lo, hi] (from its range, or None), ``ratio_interval`` [lo, hi] (from
@@ -150,16 +161,8 @@ def candidate_prediction(c: dict | None) -> dict:
         return out
     out["tps_pct"] = round(pct, 2)
     out["ratio"] = round(1.0 + pct / 100.0, 4)
-    rng = (p.get("range") or {}).get("tps_pct") if isinstance(p.get("range"), dict) else None
-    if isinstance(rng, list | tuple) and len(rng) == 2 and all(_num(x) is not None
-                                                               for x in rng):
-        lo, hi = sorted(float(x) for x in rng)
-        out["ratio_range"] = [round(1.0 + lo / 100.0, 4), round(1.0 + hi / 100.0, 4)]
-    iv = (p.get("interval") or {}).get("tps_pct") if isinstance(p.get("interval"), dict) \
-        else None
-    if isinstance(iv, list | tuple) and len(iv) == 2 and all(_num(x) is not None for x in iv):
-        lo, hi = sorted(float(x) for x in iv)
-        out["ratio_interval"] = [round(1.0 + lo / 100.0, 4), round(1.0 + hi / 100.0, 4)]
+    out["ratio_range"] = _ratio_span(p.get("range"))
+    out["ratio_interval"] = _ratio_span(p.get("interval"))
     return out
 
 

@@ -57,7 +57,7 @@ def refit(cell: dict, profile: DeviceProfile, seed: int = 1,
     config = ServerConfig(**rep["fit"]["config"]) if rep.get("fit") else None
     fit = fit_workload(facts, observed, ev, profile, seed=seed, config=config)
     out: dict = {"explained": fit.explained, "reasons": fit.reasons, "ratio": None,
-                 "range": None, "interval": None, "fsyncs_after": None,
+                 "range": None, "fsyncs_after": None,
                  "sim_before_err": None, "tps_after": None}
     if fit.simulated_tps and observed.commits_per_s:
         out["sim_before_err"] = 100 * (fit.simulated_tps / observed.commits_per_s - 1)
@@ -69,8 +69,6 @@ def refit(cell: dict, profile: DeviceProfile, seed: int = 1,
     out["ratio"] = 1 + p["change"]["tps_pct"] / 100
     rg = p["range"]["tps_pct"]
     out["range"] = [1 + rg[0] / 100, 1 + rg[1] / 100] if rg else None
-    iv = (p.get("interval") or {}).get("tps_pct")
-    out["interval"] = [1 + iv[0] / 100, 1 + iv[1] / 100] if iv else None
     out["fsyncs_after"] = p["recommended"]["data_fsyncs_per_s"]
     out["tps_after"] = p["recommended"]["tps"]
     return out
