@@ -154,7 +154,7 @@ def _fleet_run(label: str, scheduler: str | None, hosts, servers, cnf: Path, arg
     per_host = sorted(r["seconds"] for r in ok)
     n = max(1, len(hosts))
     print(f"{label}: wall {wall:.1f} s; CPU: this process {cpu_self:.1f} s "
-          f"({cpu_self / n:.2f} s a host), its finished children (the wake probes, the "
+          f"({cpu_self / n:.2f} s a host), its finished children (the "
           f"local pool) {cpu_children:.1f} s ({cpu_children / n:.2f} s a host)")
     print(f"{label}: advised {len(ok)}; failed {sum(failed.values())} {dict(failed)}; "
           f"not finished {len(run.not_done)}; exits {dict(sorted(exits.items()))}; "

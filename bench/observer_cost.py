@@ -1,7 +1,8 @@
 """Benchmark: what advise's observing costs the workload it observes.
 
 advise measures a live workload with a processlist sampler (a SHOW FULL PROCESSLIST
-every 20 ms over a lab-length window) and a wake-up probe in a child process. On a
+every 20 ms over a lab-length window) and, until 2026-11-27, a wake-up probe in a child
+process (~0.7 s of one core; retired with the fit's wake-up factor). On a
 2-vCPU host that is CPU the workload does not get: this runs the same cell with advise
 and without (`innoflush lab run --no-advise`), alternating A B B A, and prints each
 run's TPS, the machine's busy share and the server's CPU per transaction, then the

@@ -1,7 +1,8 @@
 """Benchmark: the wake-up probe's factor beside mysqld's own slowdown, in the same minutes.
 
-advise divides the CPU per transaction measured while commits sleep by a wake-up factor
-(live/wakeprobe.py) to price a change that takes the sync off the commit. This measures
+advise divided the CPU per transaction measured while commits sleep by a wake-up factor
+(bench/wakeprobe.py, retired 2026-11-27 for advisor/sleep_cost.py) to price a change that
+takes the sync off the commit. This measures
 what that factor should be on this host and what work units measure: a local MariaDB on
 an emulated device (lab/emulate.py; default samsung-990-pro, ~2.8 ms syncs), sysbench
 oltp_insert at 1 thread; per round a run at innodb_flush_log_at_trx_commit=1 and one at
@@ -36,7 +37,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from innoflush.live.wakeprobe import measure_wake_cost  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from wakeprobe import measure_wake_cost  # noqa: E402
 
 
 def unit(name: str):

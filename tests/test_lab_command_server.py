@@ -310,12 +310,11 @@ def test_validate_a_change_on_sysbench(server_binaries, tmp_path, quick_measure)
     # whatever advise could say, the cell says it (a prediction, or why there is none)
     assert cell["predicted_ratio"] is not None or cell["advise"]["candidate"]["missing"]
     assert cell["simulate_after"]["measured_tps"] == a["tps"]
-    # advise found sysbench at the other end of the server's TCP connections, timed the
-    # host's wake-up cost in its child process and read the redo log's open flags
+    # advise found sysbench at the other end of the server's TCP connections and read
+    # the redo log's open flags
     w = cell["advise_report"]["workload"]
     assert "sysbench" in w["client_cpu_us_per_trx"]["detail"], w["client_cpu_us_per_trx"]
     assert w["client_cpu_us_per_trx"]["value"] > 0
-    assert w["wake_cpu_factor"]["value"] is not None and w["wake_cpu_factor"]["value"] >= 1
     assert w["server_process"]["redo_o_direct"] in (True, False)
     s = dev["summary"]
     assert s["measured_cells"] == 1 and s["failed_cells"] == 0

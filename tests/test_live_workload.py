@@ -14,6 +14,7 @@ from innoflush.advisor.device import device_from_profile
 from innoflush.advisor.fit import Check, measured_workload, model_checks
 from innoflush.advisor.predict import SPREAD, _variant
 from innoflush.advisor.rules import Finding
+from innoflush.advisor.sleep_cost import client_sleep_cost_us, server_sleep_cost_us, without_sleep
 from innoflush.live import perfschema
 from innoflush.live.activity import (
     ConnectionTally,
@@ -218,7 +219,7 @@ def test_cpu_beyond_the_statements_time_ran_in_the_commit():
     assert not missing
     assert wl.cpu_us_per_trx == pytest.approx(200.0)   # background threads left out
     assert wl.sleep_cpu_us == pytest.approx(100.0)     # gone without a sync
-    assert wl.cpu_us_per_trx_sleeping == 0.0           # no wake-up factor measured
+    assert wl.cpu_us_per_trx_sleeping == 0.0   # the commit states' CPU covers the sleep's
     assert wl.commit_cpu_us == 0.0
     assert wl.client_us_per_trx == pytest.approx(200.0)
     assert wl.client_cpu_us_per_trx == pytest.approx(50.0)
@@ -231,59 +232,53 @@ def test_cpu_beyond_the_statements_time_ran_in_the_commit():
     assert inputs2["sleep_cpu_us"]["source"] == "default"
 
 
-def test_a_sleeping_workloads_cpu_is_divided_by_the_hosts_wake_factor():
-    ev = _ev_with_cpu(300.0)
-    ev.wake_cpu_factor = Input(2.0, "measured", "test")
+def test_a_sleeping_commits_cpu_comes_off_without_a_sync():
+    # one connection's worth: 300 commits/s, each asleep 3 ms on its sync
+    ev = _ev_with_cpu(300.0, inside=3200.0, wait=3000.0)
     ev.client_cpu_us_per_trx = Input(40.0, "/proc", "sysbench (123)")
-    ev.cpu_cores = Input(2.0, "/proc", "test")
-    # 1,000 commits/s x (300 + 10 + 40 + 50) µs on 2 cores: 80 % idle, the factor 1.8
-    ev.commits_per_s = 1000.0
+    ev.commits_per_s = 300.0
     wl, inputs, _, _ = measured_workload(ev, _observed(), True)
-    assert wl.cpu_us_per_trx == pytest.approx(200.0 / 1.8, abs=1e-3)
-    assert wl.cpu_us_per_trx_sleeping == pytest.approx(200.0)
-    # the clients found at the connections' other end, not the host's other processes
+    # 0.9 commits asleep: 20 + 0.10 x 0.9^0.2 cores / 300 commits/s = 346 µs, of 300
+    # measured, so the transaction keeps its floor, 30 % of it
+    assert server_sleep_cost_us(3000.0, 300.0) == pytest.approx(346.4, abs=0.1)
+    assert wl.cpu_us_per_trx == pytest.approx(90.0)
+    assert wl.cpu_us_per_trx_sleeping == pytest.approx(200.0)   # the statements' part
+    assert wl.sleep_cpu_us == pytest.approx(100.0)
+    assert "sleep_cost.py" in inputs["cpu_us_per_trx"]["detail"]
+    # the clients found at the connections' other end, not the host's other processes:
+    # 0.96 transactions inside the server, 0.015 x 0.96^0.6 cores: 48.8 µs of their 40
     assert wl.client_cpu_us_per_trx_sleeping == pytest.approx(40.0)
-    assert wl.client_cpu_us_per_trx == pytest.approx(40.0 / 1.8, abs=1e-3)
+    assert wl.client_cpu_us_per_trx == pytest.approx(20.0)
     # the wire is what it was: the outside time less the clients' CPU saved
     assert wl.client_us_per_trx - wl.client_cpu_us_per_trx == pytest.approx(200.0 - 40.0,
                                                                              abs=1e-2)
-    assert "wake_cpu_factor" in inputs["cpu_us_per_trx"]["detail"]
     assert "sysbench" in inputs["client_cpu_us_per_trx"]["detail"]
-    # a busy machine's cores do not go idle: no slowdown to take out
+    # many commits a second: the rate spread over them is less than the commit states'
+    # CPU, which is all that comes off
     ev.commits_per_s = 5000.0
     wl, _, _, _ = measured_workload(ev, _observed(), True)
     assert wl.cpu_us_per_trx == pytest.approx(200.0) and wl.cpu_us_per_trx_sleeping == 0.0
     # nor where commits do not sleep
-    ev.commits_per_s = 1000.0
+    ev.commits_per_s = 300.0
     wl, _, _, _ = measured_workload(ev, _observed(), False)
-    assert wl.cpu_us_per_trx == pytest.approx(200.0)
+    assert wl.cpu_us_per_trx == pytest.approx(200.0) and wl.cpu_us_per_trx_sleeping == 0.0
 
 
-def test_wake_factor_interpolates_at_the_commit_wait():
-    from innoflush.live.wakeprobe import WakeCost
-    from innoflush.live.workload import wake_factor
-    cost = WakeCost(100.0, {200.0: 1.1, 1000.0: 1.7, 3000.0: 1.9, 10000.0: 2.1})
-    assert wake_factor(cost, 3000.0).value == pytest.approx(1.9)
-    assert wake_factor(cost, 50.0).value == pytest.approx(1.1)       # held at the ends
-    assert wake_factor(cost, 1e6).value == pytest.approx(2.1)
-    assert 1.7 < wake_factor(cost, 2000.0).value < 1.9
-    assert wake_factor(cost, None).value is None
-    assert wake_factor(WakeCost(), 3000.0).source == "unknown"
-
-
-def test_the_wake_probe_measures_this_host():
-    from innoflush.live.wakeprobe import WakeProbe, measure_wake_cost
-    cost = measure_wake_cost(cycles=6)
-    assert cost.hot_us is not None and cost.hot_us > 0
-    assert set(cost.factors) == {200.0, 1000.0, 3000.0, 10000.0}
-    assert all(f >= 1.0 for f in cost.factors.values())
-    # the same in a child process, as advise runs it
-    probe = WakeProbe()
-    probe.start()
-    child = probe.result()
-    assert child.hot_us is not None and child.hot_us > 0
-    assert set(child.factors) == set(cost.factors)
-    assert "hot_us" in child.to_dict() and "3000" in child.to_dict()["factors"]
+def test_the_sleep_cost_is_a_rate_not_a_factor():
+    # the same wait and commit rate: the same cost, whatever the transaction costs
+    assert server_sleep_cost_us(3000.0, 300.0) == server_sleep_cost_us(3000.0, 300.0)
+    small = without_sleep(500.0, server_sleep_cost_us(3000.0, 300.0))
+    large = without_sleep(2000.0, server_sleep_cost_us(3000.0, 300.0))
+    assert 2000.0 - large == pytest.approx(500.0 - small)
+    # spread over more commits a second, each pays less; more asleep at once, more
+    assert server_sleep_cost_us(3000.0, 3000.0) < server_sleep_cost_us(3000.0, 300.0)
+    assert server_sleep_cost_us(6000.0, 300.0) > server_sleep_cost_us(3000.0, 300.0)
+    # nothing asleep, nothing to give back
+    assert server_sleep_cost_us(0.0, 300.0) == 0.0
+    assert server_sleep_cost_us(3000.0, 0.0) == 0.0
+    assert client_sleep_cost_us(0.0, 300.0) == 0.0
+    # never below the floor
+    assert without_sleep(100.0, 1e6) == pytest.approx(30.0)
 
 
 def test_missing_inputs_are_named():

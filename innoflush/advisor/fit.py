@@ -31,6 +31,12 @@ from ..measure.facts import completion_cores, gather_facts
 from ..simulator import ServerConfig, ServerStart, Workload, simulate
 from ..simulator.config import MiB
 from ..simulator.flavors import PAGE_BYTES, get_flavor
+from .sleep_cost import (
+    CLIENT_FLOOR_SHARE,
+    client_sleep_cost_us,
+    server_sleep_cost_us,
+    without_sleep,
+)
 
 DEFAULT_WORKLOAD = Workload()
 COMMITS_PER_RUN = 20_000  # simulated commits per run: bounds the time of one run
@@ -312,19 +318,20 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True
     # which per transaction would swell at a low commit rate and inflate every change's
     # price (8-14 ms/s on the development VM, 44 µs per transaction at 320 commits/s).
     take("cpu_us_per_trx", ev.server_cpu_us_per_trx, cpu)
-    # Commits that sleep leave the core idle, and what runs next runs slower (measured
-    # on this host by live/wakeprobe.py): the CPU measured is the sleeping cost; without
-    # a sleep at commit (trx_commit=2, say) the same work costs it divided by the factor.
-    wake = ev.wake_cpu_factor.value if sleeping else None
-    idle = idle_share(ev)
-    if wake and idle is not None:
-        # a sleep costs this only where the core goes idle: a busy machine's do not
-        wake = 1.0 + (wake - 1.0) * idle
-    wake = wake if wake and wake > 1.0 else None
-    cpu_sleeping = cpu if wake else 0.0
-    if wake:
-        cpu = cpu / wake
-        inputs["cpu_us_per_trx"]["detail"] += f"; / {wake:.2f} (wake_cpu_factor)"
+    # Commits that sleep cost CPU beyond their work (advisor/sleep_cost.py): the CPU
+    # measured is the sleeping cost, and a setting without a sync at commit gives that
+    # part back — the larger of its measured rate and the CPU seen in the commit states.
+    wait = ev.commit_wait_us_per_trx.value
+    cost = (server_sleep_cost_us(wait, ev.commits_per_s)
+            if sleeping and wait and ev.server_cpu_us_per_trx.source == "/proc" else 0.0)
+    cpu_sleeping = 0.0
+    if cost > overlap:
+        cpu_sleeping = cpu
+        cpu = min(cpu, without_sleep(conn_cpu, cost))
+        inputs["cpu_us_per_trx"]["detail"] += (
+            f"; less {conn_cpu - overlap - cpu:.0f} µs a commit's sleep costs ({cost:.0f} "
+            f"at a {wait:.0f}-µs commit wait and {ev.commits_per_s:.0f} commits/s, "
+            "sleep_cost.py)")
         inputs["cpu_us_per_trx"]["value"] = round(cpu, 3)
         inputs["cpu_us_per_trx_sleeping"] = {
             "value": round(cpu_sleeping, 3), "source": ev.server_cpu_us_per_trx.source,
@@ -352,13 +359,17 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True
     client_sleeping = 0.0
     if other is not None:
         take("client_cpu_us_per_trx", known, client_cpu)
-        if wake and client_cpu > 0:
-            # the clients wait on every transaction too: the same slowdown
+        client_cost = (client_sleep_cost_us(ev.inside_us_per_trx.value or 0.0,
+                                            ev.commits_per_s) if cpu_sleeping else 0.0)
+        if client_cost and client_cpu > 0:
+            # the clients wait on every transaction too, and give back CPU the same way
             client_sleeping = client_cpu
-            client_cpu = client_cpu / wake
+            client_cpu = without_sleep(client_cpu, client_cost, CLIENT_FLOOR_SHARE)
             outside -= client_sleeping - client_cpu
             inputs["client_cpu_us_per_trx"]["value"] = round(client_cpu, 3)
-            inputs["client_cpu_us_per_trx"]["detail"] += f"; / {wake:.2f} (wake_cpu_factor)"
+            inputs["client_cpu_us_per_trx"]["detail"] += (
+                f"; less {client_sleeping - client_cpu:.0f} µs waiting on sleeping commits "
+                "costs (sleep_cost.py)")
             inputs["client_cpu_us_per_trx_sleeping"] = {
                 "value": round(client_sleeping, 3), "source": known.source,
                 "detail": "the clients' CPU measured, the commits sleeping on a sync"}
@@ -402,18 +413,6 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True
                  work_cv=DEFAULT_WORK_CV, **changes)
     wl.validate()
     return wl, inputs, assumptions, []
-
-
-def idle_share(ev: WorkloadEvidence) -> float | None:
-    """The share of the host's cores idle over the window (server, its background
-    threads, its clients and the other processes taken out), or None if not measured."""
-    parts = [ev.server_cpu_us_per_trx.value, ev.background_cpu_us_per_trx.value,
-             ev.client_cpu_us_per_trx.value, ev.other_cpu_us_per_trx.value]
-    cores = ev.cpu_cores.value
-    if ev.server_cpu_us_per_trx.source != "/proc" or not cores or not ev.commits_per_s:
-        return None
-    busy = sum(p for p in parts if p) * ev.commits_per_s / 1e6 / cores
-    return min(1.0, max(0.0, 1.0 - busy))
 
 
 def sim_duration_for(tps: float, window_s: float | None = None) -> float:

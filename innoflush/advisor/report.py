@@ -46,7 +46,7 @@ JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
   ``commits_per_s``, then per input {``value``, ``source``, ``detail``, ``low``, ``high``}:
   ``connections``, ``inside_us_per_trx``, ``outside_us_per_trx``,
   ``commit_wait_us_per_trx``, ``server_cpu_us_per_trx``, ``background_cpu_us_per_trx``,
-  ``client_cpu_us_per_trx``, ``other_cpu_us_per_trx``, ``wake_cpu_factor``,
+  ``client_cpu_us_per_trx``, ``other_cpu_us_per_trx``, ``extend_bytes``,
   ``statements_per_trx``, ``cpu_cores``, ``redo_syncs_per_s``, ``data_file_syncs_per_s``,
   ``binlog_syncs_per_s``, ``data_file_sync_us``, ``commit_statement_us``; ``activity``
   (the processlist samples), ``performance_schema``, ``server_process``, ``notes``.
@@ -371,7 +371,6 @@ def _workload_text(w: dict | None, captured: bool = False) -> list[str]:
              ("background_cpu_us_per_trx", "  background threads µs/trx", 1),
              ("client_cpu_us_per_trx", "clients on this host µs/trx", 1),
              ("other_cpu_us_per_trx", "other processes µs/trx", 1),
-             ("wake_cpu_factor", "CPU after a sleep (x)", 2),
              ("statements_per_trx", "statements/trx", 2), ("cpu_cores", "CPU cores", 0),
              ("redo_syncs_per_s", "redo syncs/s", 1),
              ("data_file_syncs_per_s", "data-file syncs/s", 1),

@@ -178,7 +178,7 @@ class AdviseThread(threading.Thread):
     """advise() on its own session, during the run: sampling and rules, and with predict
     (an external workload's run: lab/external.py) its fit and predictions on `profile`
     too. connections None: advise measures them. observe: measure the workload as a
-    predicting advise does (its processlist sampler, its wake-up probe) without
+    predicting advise does (its processlist sampler, its /proc reads) without
     predicting, so that a run compared with a predicting one carries the same observer.
     window_closed: the fit and predictions wait for it (the run's measured window)."""
 

@@ -42,7 +42,6 @@ from .procfs import (
 )
 from .sampling import Interval, combine, estimate_commits, sample
 from .tablespaces import extend_step
-from .wakeprobe import WakeCost, WakeProbe
 
 SOURCES = ("measured", "/proc", "performance_schema", "estimated", "bound", "option",
            "default", "unknown")
@@ -96,11 +95,6 @@ class WorkloadEvidence:
     # other_cpu_us_per_trx is then the rest of the host, which does not grow per commit
     client_cpu_us_per_trx: Input = field(
         default_factory=lambda: unknown("the clients were not looked for"))
-    # how much slower work runs in CPU time right after a sleep as long as the commit
-    # wait, on this host (live/wakeprobe.py): the measured CPU of commits that sleep,
-    # divided by it, is what the same transactions cost when nothing sleeps
-    wake_cpu_factor: Input = field(
-        default_factory=lambda: unknown("the host's wake-up cost was not measured"))
     # bytes a growing tablespace is extended by at a time (live/tablespaces.py): its
     # inserts' growth over this is how often a commit path waits for the extension syncs
     extend_bytes: Input = field(
@@ -109,7 +103,7 @@ class WorkloadEvidence:
     INPUTS = ("connections", "inside_us_per_trx", "outside_us_per_trx",
               "commit_wait_us_per_trx", "server_cpu_us_per_trx",
               "background_cpu_us_per_trx", "client_cpu_us_per_trx", "other_cpu_us_per_trx",
-              "wake_cpu_factor", "extend_bytes", "statements_per_trx",
+              "extend_bytes", "statements_per_trx",
               "cpu_cores", "redo_syncs_per_s", "data_file_syncs_per_s",
               "binlog_syncs_per_s", "data_file_sync_us", "commit_statement_us")
 
@@ -152,7 +146,7 @@ class _HostSnapshot:
 
 
 def _own_cpu_s() -> float:
-    """innoflush's CPU, its finished children's (the wake-up probe) included."""
+    """innoflush's CPU, its finished children's included."""
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
 
@@ -188,7 +182,6 @@ class WorkloadProbe:
         self._pfs0: perfschema.PfsSnapshot | None = None
         self._host0: _HostSnapshot | None = None
         self._statements0 = 0
-        self.wake: WakeProbe | None = None
 
     def start(self) -> None:
         uptime = _status_int(self.session, "Uptime")
@@ -197,12 +190,9 @@ class WorkloadProbe:
                 self.facts.variables.get("pid_file"), uptime)
         else:
             self.pid, self.pid_reason = None, "connected over the network, not to this host"
-        # the slow parts first (a scan of every process's fds; a child process), so that
+        # the slow part first (a scan of every process's fds), so that
         # the snapshots below open the window next to the status counters' first read
         clients = client_processes(self.pid) if self.pid else set()
-        if self.pid is not None:   # the server shares this host's cores
-            self.wake = WakeProbe()
-            self.wake.start()
         if self.open_session is not None:
             own = _connection_id(self.session)
             self.sampler = ActivitySampler(self.open_session, self.period_s or PERIOD_S,
@@ -216,9 +206,6 @@ class WorkloadProbe:
     def finish(self, total: Interval) -> WorkloadEvidence:
         """The evidence over the window `total` (the combined valid intervals)."""
         own_statements = len(getattr(self.session, "statements", [])) - self._statements0
-        # done long before a window ends (it takes ~0.7 s); reaped here, its CPU counts
-        # as innoflush's own in the snapshot below, not as the host's other load
-        wake = self.wake.result() if self.wake is not None else None
         # the window closes next to the status counters' last read; the slow parts after
         pfs1 = perfschema.snapshot(self.session)
         host1 = _host_snapshot(self.pid)
@@ -233,8 +220,6 @@ class WorkloadProbe:
                       pid=self.pid, pid_reason=self.pid_reason,
                       connections_option=self.connections_option,
                       cpu_cores_option=self.cpu_cores_option)
-        if wake is not None:
-            ev.wake_cpu_factor = wake_factor(wake, ev.commit_wait_us_per_trx.value)
         ev.extend_bytes = Input(None if step is None else float(step), source, detail)
         return ev
 
@@ -253,8 +238,6 @@ class WorkloadProbe:
     def abandon(self) -> None:
         if self.sampler is not None:
             self.sampler.stop()
-        if self.wake is not None:
-            self.wake.abandon()
 
 
 def measure_workload(session: Any, facts: ServerFacts, *, interval_s: float, samples: int,
@@ -369,19 +352,6 @@ def evidence(facts: ServerFacts, total: Interval, activity: Activity,
         server_process={"pid": pid, "local": pid is not None, "reason": pid_reason,
                         "redo_o_direct": redo_o_direct(pid) if pid else None},
         notes=notes)
-
-
-def wake_factor(cost: WakeCost, commit_wait_us: float | None) -> Input:
-    """The wake-up factor at the commit wait's length (pure)."""
-    if cost.hot_us is None or not cost.factors:
-        return unknown("the wake-up probe measured nothing")
-    if commit_wait_us is None:
-        return unknown("the commit wait is unknown")
-    f = cost.factor_at(commit_wait_us) or 1.0
-    pts = ", ".join(f"x{v:.2f} after {s / 1e3:g} ms" for s, v in sorted(cost.factors.items()))
-    return Input(f, "measured", f"innoflush's own work unit on this host: {cost.hot_us:.0f} "
-                 f"µs of CPU back to back, {pts}; at the commit wait ({commit_wait_us:.0f} "
-                 "µs per transaction)")
 
 
 def _connections(activity: Activity, option: int | None) -> Input:

@@ -1,5 +1,6 @@
 """What waking from a sleep costs on this host: the same fixed piece of work timed in
-thread CPU back to back and right after sleeps of a few lengths.
+thread CPU back to back and right after sleeps of a few lengths (bench/wake_probe.py's
+candidates; advise ran it as its wake-up probe until 2026-11-27).
 
 Why: a commit that sleeps on a sync (trx_commit=1 on a slow device) leaves its core idle;
 on a virtual machine the vCPU halts, and what the thread runs next runs slower — cold
@@ -19,17 +20,15 @@ The slowdown outlasts one work unit (a core's frequency or power state ramps ove
 milliseconds, not only its caches), so the probe compares a sustained stream of work
 with cycles of sleep-then-work, as a thread that sleeps on every commit runs.
 
-The probe runs in a child process of innoflush while advise samples the server (a few %
-of one core); it touches nothing but its own CPU.
+Retired from advise (2026-11-27): its factor moved 1.15-2.5 from one run of the same cell
+to the next and did not follow mysqld's (a sleeping commit's CPU is a rate while commits
+sleep, not a factor on the work: innoflush/advisor/sleep_cost.py, docs/validation.md).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -108,47 +107,3 @@ def measure_wake_cost(cycles: int = CYCLES,
     # window to the next), the fully-up core is what the comparison needs
     h = sorted(hot)[len(hot) // 5]
     return WakeCost(h, {s: max(1.0, v / h) for s, v in after.items()})
-
-
-class WakeProbe:
-    """measure_wake_cost in a child process: start(), then result() when done. A process
-    of its own, not a thread: a thread would share the interpreter's lock with the
-    processlist sampler, whose every poll cuts the "sustained" stream into the very
-    sleep-then-work pattern it is compared with (measured: the stream 150-175 µs instead
-    of 95-100, the factors squeezed to ~1)."""
-
-    def __init__(self) -> None:
-        self._proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        try:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-m", "innoflush.live.wakeprobe"], stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
-        except OSError:
-            self._proc = None
-
-    def result(self, timeout_s: float = 10.0) -> WakeCost:
-        """Wait for the probe (about a second) and give its figures (empty on failure)."""
-        if self._proc is None:
-            return WakeCost()
-        try:
-            out, _ = self._proc.communicate(timeout=timeout_s)
-            d = json.loads(out)
-            return WakeCost(d["hot_us"], {float(k): float(v) for k, v in d["factors"].items()})
-        except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError):
-            self.abandon()
-            return WakeCost()
-
-    def abandon(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
-            self._proc.wait()
-
-
-def _main() -> None:
-    print(json.dumps(measure_wake_cost().to_dict()))
-
-
-if __name__ == "__main__":
-    _main()
