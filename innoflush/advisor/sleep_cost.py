@@ -30,8 +30,8 @@ grows with the transactions inside the server at once.
 
 These figures are this VM's. A host whose idle cores do not halt (bare metal, a VM
 with idle polling) probably gives back less — not measured here — and the prediction of
-trx_commit 1→2 there would be high. The interval a prediction carries (error_bands.py) is measured on the
-same VM.
+trx_commit 1→2 there would be high. The interval a prediction carries (error_bands.py)
+is measured on the same VM.
 """
 
 from __future__ import annotations
@@ -44,9 +44,6 @@ CLIENT_GROWTH = 0.6
 # whatever the rate says, a transaction keeps this share of the CPU it was measured at
 FLOOR_SHARE = 0.3
 CLIENT_FLOOR_SHARE = 0.5
-
-PROVENANCE = ("fitted on 151 sysbench cells measured at trx_commit=1 and 2 on a 2-vCPU VM "
-              "(docs/validation.md, 'What a sleeping commit costs')")
 
 
 def server_sleep_cost_us(commit_wait_us: float, commits_per_s: float) -> float:
