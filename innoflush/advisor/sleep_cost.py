@@ -22,7 +22,8 @@ transaction:
 
 asleep: commits asleep on average (commit wait per transaction × commits per second).
 Fitted by least absolute log error on the connection threads' CPU after the change
-(the servers' CPU after, scaled by the connection threads' share before); left one run
+(the servers' CPU after, scaled by the connection threads' share before;
+scripts/sleep_cost_fit.py); left one run
 out in turn, the CPU after came within 30 % in 129 of the 151 cells (75 with the wake-up
 probe's factor it replaces, 65 taking the CPU as measured) and within 15 % in 90 (43;
 39). The clients (sysbench here) gave back CPU the same way, less of it: their rate

@@ -1,0 +1,105 @@
+"""Fit innoflush/advisor/sleep_cost.py's constants on the trx-commit cells of the
+`lab validate --workload-cmd` reports kept in docs/validation/, and score them with each
+run left out in turn.
+
+Every cell measured the server's CPU per transaction (all threads, /proc) and its
+clients' at trx_commit=1 and then 2; advise's report of the before run has what the fit
+starts from (the connection threads' CPU, the commit wait, the commits per second). The
+target is the connection threads' CPU after the change: the server's after, scaled by
+the connection threads' share before. Least absolute log error over a grid.
+
+    python scripts/sleep_cost_fit.py [REPORT ...]    # default: docs/validation/sysbench-*
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from innoflush.lab.refit import read_validation  # noqa: E402
+
+SERVER_GRID = {"wake_us": np.arange(0, 41, 10), "cores": np.arange(0.05, 0.16, 0.005),
+               "growth": np.arange(0.0, 0.51, 0.05), "floor": (0.15, 0.2, 0.25, 0.3)}
+CLIENT_GRID = {"wake_us": (0.0,), "cores": np.arange(0.0, 0.05, 0.0025),
+               "growth": np.arange(0.0, 1.01, 0.05), "floor": (0.3, 0.4, 0.5)}
+
+
+def cells(paths: list[Path]) -> list[dict]:
+    out = []
+    for path in paths:
+        for dev in read_validation(path).get("devices", []):
+            for c in dev.get("cells", []):
+                w = (c.get("advise_report") or {}).get("workload") or {}
+                b, a = c.get("before") or {}, c.get("after") or {}
+                val = {k: (v.get("value") if isinstance(v, dict) else v) for k, v in w.items()}
+                if (c.get("change") != "trx-commit" or not c.get("measured_ratio")
+                        or not val.get("commits_per_s") or not val.get("server_cpu_us_per_trx")
+                        or not b.get("server_cpu_us_per_trx")):
+                    continue
+                tps, conn = val["commits_per_s"], val["server_cpu_us_per_trx"]
+                client = min(val.get("outside_us_per_trx") or 0.0,
+                             val.get("client_cpu_us_per_trx") or val.get("other_cpu_us_per_trx")
+                             or 0.0)
+                row = {"run": path.name, "tps": tps,
+                       "server": (conn, a["server_cpu_us_per_trx"] * conn
+                                  / b["server_cpu_us_per_trx"],
+                                  (val.get("commit_wait_us_per_trx") or 0.0) * tps / 1e6)}
+                if client and b.get("command_cpu_us_per_trx"):
+                    row["client"] = (client, a["command_cpu_us_per_trx"] * client
+                                     / b["command_cpu_us_per_trx"],
+                                     (val.get("inside_us_per_trx") or 0.0) * tps / 1e6)
+                out.append(row)
+    return out
+
+
+def errors(rows: list[dict], side: str, p: dict) -> np.ndarray:
+    """log(predicted / measured) of the CPU after the change, per cell."""
+    e = []
+    for r in rows:
+        before, after, busy = r[side]
+        cost = p["wake_us"] + p["cores"] * max(busy, 1e-9) ** p["growth"] / r["tps"] * 1e6
+        e.append(math.log(max(p["floor"] * before, before - cost) / after))
+    return np.array(e)
+
+
+def fit(rows: list[dict], side: str, grid: dict) -> dict:
+    keys = list(grid)
+    best = min(itertools.product(*grid.values()),
+               key=lambda v: float(np.mean(np.abs(errors(rows, side, dict(zip(keys, v,
+                                                                              strict=True)))))))
+    return dict(zip(keys, (float(x) for x in best), strict=True))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("reports", nargs="*", type=Path)
+    args = ap.parse_args()
+    paths = args.reports or sorted((ROOT / "docs/validation").glob("sysbench-*.json.gz"))
+    rows = cells(paths)
+    for side, grid in (("server", SERVER_GRID), ("client", CLIENT_GRID)):
+        mine = [r for r in rows if side in r]
+        p = fit(mine, side, grid)
+        print(f"{side}: {len(mine)} cells; constants "
+              + ", ".join(f"{k} {v:g}" for k, v in p.items()))
+        held: list[float] = []
+        for run in sorted({r["run"] for r in mine}):
+            rest = [r for r in mine if r["run"] != run]
+            held += list(errors([r for r in mine if r["run"] == run], side,
+                                fit(rest, side, grid)))
+        h = np.abs(np.array(held))
+        none = np.abs(errors(mine, side, {"wake_us": 0, "cores": 0, "growth": 0, "floor": 1}))
+        print(f"  held out (each run left out in turn): the CPU after within 15 % in "
+              f"{int((h < math.log(1.15)).sum())}, within 30 % in "
+              f"{int((h < math.log(1.3)).sum())} of {len(h)}; taking the CPU as measured: "
+              f"{int((none < math.log(1.15)).sum())} and {int((none < math.log(1.3)).sum())}")
+
+
+if __name__ == "__main__":
+    main()
