@@ -23,6 +23,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from innoflush.advisor.sleep_cost import given_back_us, without_sleep  # noqa: E402
 from innoflush.lab.refit import read_validation  # noqa: E402
 
 SERVER_GRID = {"wake_us": np.arange(0, 41, 10), "cores": np.arange(0.05, 0.16, 0.005),
@@ -64,8 +65,8 @@ def errors(rows: list[dict], side: str, p: dict) -> np.ndarray:
     e = []
     for r in rows:
         before, after, busy = r[side]
-        cost = p["wake_us"] + p["cores"] * max(busy, 1e-9) ** p["growth"] / r["tps"] * 1e6
-        e.append(math.log(max(p["floor"] * before, before - cost) / after))
+        cost = given_back_us(busy, r["tps"], p["wake_us"], p["cores"], p["growth"])
+        e.append(math.log(without_sleep(before, cost, p["floor"]) / after))
     return np.array(e)
 
 

@@ -265,8 +265,7 @@ def test_a_sleeping_commits_cpu_comes_off_without_a_sync():
 
 
 def test_the_sleep_cost_is_a_rate_not_a_factor():
-    # the same wait and commit rate: the same cost, whatever the transaction costs
-    assert server_sleep_cost_us(3000.0, 300.0) == server_sleep_cost_us(3000.0, 300.0)
+    # the same wait and commit rate: the same CPU given back, whatever the transaction costs
     small = without_sleep(500.0, server_sleep_cost_us(3000.0, 300.0))
     large = without_sleep(2000.0, server_sleep_cost_us(3000.0, 300.0))
     assert 2000.0 - large == pytest.approx(500.0 - small)

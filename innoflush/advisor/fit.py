@@ -329,7 +329,7 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True
         cpu_sleeping = cpu
         cpu = min(cpu, without_sleep(conn_cpu, cost))
         inputs["cpu_us_per_trx"]["detail"] += (
-            f"; less {conn_cpu - overlap - cpu:.0f} µs a commit's sleep costs ({cost:.0f} "
+            f"; less {cpu_sleeping - cpu:.0f} µs a commit's sleep costs ({cost:.0f} "
             f"at a {wait:.0f}-µs commit wait and {ev.commits_per_s:.0f} commits/s, "
             "sleep_cost.py)")
         inputs["cpu_us_per_trx"]["value"] = round(cpu, 3)

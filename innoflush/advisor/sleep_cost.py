@@ -47,21 +47,27 @@ FLOOR_SHARE = 0.3
 CLIENT_FLOOR_SHARE = 0.5
 
 
+def given_back_us(busy: float, commits_per_s: float, wake_us: float, cores: float,
+                  growth: float) -> float:
+    """CPU per transaction (µs) given back by a rate of `cores` × busy^growth spread over
+    the commits, plus wake_us each; busy: commits asleep (or transactions inside the
+    server) on average. 0 when nothing is busy."""
+    if busy <= 0 or commits_per_s <= 0:
+        return 0.0
+    return wake_us + cores * busy ** growth / commits_per_s * 1e6
+
+
 def server_sleep_cost_us(commit_wait_us: float, commits_per_s: float) -> float:
     """The server's CPU per transaction that goes with its commits' sleep (µs): what it
     gives back when they no longer sleep. 0 when nothing is known to sleep."""
-    if commit_wait_us <= 0 or commits_per_s <= 0:
-        return 0.0
-    asleep = commit_wait_us * commits_per_s / 1e6
-    return SLEEP_WAKE_US + SLEEP_CORES * asleep ** SLEEP_GROWTH / commits_per_s * 1e6
+    return given_back_us(commit_wait_us * commits_per_s / 1e6, commits_per_s,
+                         SLEEP_WAKE_US, SLEEP_CORES, SLEEP_GROWTH)
 
 
 def client_sleep_cost_us(inside_us: float, commits_per_s: float) -> float:
     """The clients' CPU per transaction that goes with waiting on a sleeping server (µs)."""
-    if inside_us <= 0 or commits_per_s <= 0:
-        return 0.0
-    inside = inside_us * commits_per_s / 1e6
-    return CLIENT_CORES * inside ** CLIENT_GROWTH / commits_per_s * 1e6
+    return given_back_us(inside_us * commits_per_s / 1e6, commits_per_s,
+                         0.0, CLIENT_CORES, CLIENT_GROWTH)
 
 
 def without_sleep(cpu_us: float, cost_us: float, floor_share: float = FLOOR_SHARE) -> float:
