@@ -4,11 +4,13 @@ The bare loop is N clients, each in a closed loop of a think time (the model's c
 time per transaction) and one shared resource held for a sampled service time — the
 least a simpy model of the same closed-loop clients can do. The full model runs the same
 number of commits with the redo log writer/flusher, binlog ordered commit, page cleaner
-and doublewrite on. Each round runs, at 16 and at 1 connection, the bare loop and the
-full model side by side (and the full model of a --baseline checkout, when given), so
-all see the same machine noise; the medians over the rounds are printed, with the
-model's events per commit (simpy events, hand-offs included). Rates are commits per CPU
-second of the process that ran them (time.process_time): on a shared host the wall
+and doublewrite on. Each round runs, at 16 and at 1 connection, the full model and the
+bare loop in one process, in alternating chunks of 10,000 commits (and so the model of
+a --baseline checkout, when given, in a process of its own), so that both see the same
+minutes of the machine: run one after the other, the bare loop alone moved 59-112 k
+commits/s from one minute to the next. The medians over the rounds are printed, with
+the model's events per commit (simpy events, hand-offs included). Rates are commits per
+CPU second of the process that ran them (time.process_time): on a shared host the wall
 clock measures the neighbours' load more than the code.
 
 The memory check runs the full model at 16 connections in a process of its own and
@@ -41,22 +43,37 @@ ROOT = os.path.join(HERE, "..")
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 CONNECTIONS = (16, 1)
 
-# Run in a fresh interpreter on PYTHONPATH=<checkout>: the full model's commits, seconds
-# and simpy events (every event takes an id from env._eid, hand-offs included).
+# Run in a fresh interpreter on PYTHONPATH=<checkout>: the bare loop (this file's) and
+# the full model in alternating chunks of CHUNK commits, each timed by the process's CPU
+# clock, so that both see the same minutes of the host (its speed drifts by tens of %
+# from one minute to the next). Then the model's simpy events per commit (every event
+# takes an id from env._eid, hand-offs included) and, in a shorter untimed run, its
+# hand-offs (events that skip the heap).
 _FULL = """
 import json, sys, time
 sys.path.insert(0, {tests!r})
+sys.path.insert(0, {bench!r})
 from simprofiles import plp_ssd
+from sim_speed import bare_loop
 from innoflush.simulator import ServerConfig, Workload
 from innoflush.simulator.server import Server
 srv = Server(ServerConfig(), Workload(connections={clients}), plp_ssd(), seed={seed})
 srv.start()
-t = time.process_time()
-srv.measure(3600.0, max_commits={commits})
-dt = time.process_time() - t
-out = {{"commits": srv.counters["commits"], "seconds": dt, "events": next(srv.env._eid)}}
+full_s = bare_s = 0.0
+bare_n = 0
+eid0 = next(srv.env._eid)
+c0 = srv.counters["commits"]
+while srv.counters["commits"] - c0 < {commits}:
+    n, dt = bare_loop({chunk}, {clients}, seed={seed} + bare_n, think_s={think_s})
+    bare_n += n
+    bare_s += dt
+    t = time.process_time()
+    srv.measure(3600.0, max_commits={chunk})
+    full_s += time.process_time() - t
+commits = srv.counters["commits"] - c0
+out = {{"commits": commits, "seconds": full_s, "bare_commits": bare_n, "bare_seconds": bare_s,
+        "events": next(srv.env._eid) - eid0}}
 if hasattr(srv.env, "_handoffs"):
-    # a shorter run, untimed, that counts the hand-offs (events that skip the heap)
     import collections
     class Counting(collections.deque):
         n = 0
@@ -70,6 +87,7 @@ if hasattr(srv.env, "_handoffs"):
     out["handoffs_per_commit"] = Counting.n / srv.counters["commits"]
 print(json.dumps(out))
 """
+CHUNK = 10_000
 
 _MEMORY = """
 import json, sys
@@ -118,9 +136,12 @@ def bare_loop(commits: int, clients: int, seed: int = 1,
     return done[0], time.process_time() - t
 
 
-def full_model(checkout: str, commits: int, clients: int, seed: int = 1) -> dict:
-    code = _FULL.format(tests=os.path.join(ROOT, "tests"), clients=clients, seed=seed,
-                        commits=commits)
+def full_model(checkout: str, commits: int, clients: int, think_s: float,
+               seed: int = 1) -> dict:
+    """The model of `checkout` and the bare loop, in alternating chunks in one process."""
+    code = _FULL.format(tests=os.path.join(ROOT, "tests"), bench=HERE, clients=clients,
+                        seed=seed, commits=commits, chunk=min(CHUNK, commits),
+                        think_s=think_s)
     out = subprocess.run([sys.executable, "-P", "-c", code], env={**os.environ,
                          "PYTHONPATH": os.path.abspath(checkout)},
                          capture_output=True, text=True, check=True).stdout
@@ -169,18 +190,19 @@ def main() -> None:
     events: dict[tuple[str, int], tuple[float, float]] = {}
     for i in range(args.rounds):
         for clients in CONNECTIONS:
-            n_b, t_b = bare_loop(args.commits, clients, seed=i + 1, think_s=think_s)
-            rates.setdefault(("bare", clients), []).append(n_b / t_b)
-            line = f"round {i + 1}, {clients:2d} connections: bare {n_b / t_b:,.0f}/s"
+            line = f"round {i + 1}, {clients:2d} connections:"
             for name, checkout in models.items():
-                r = full_model(checkout, args.commits, clients, seed=i + 1)
+                r = full_model(checkout, args.commits, clients, think_s, seed=i + 1)
                 rate = r["commits"] / r["seconds"]
+                bare = r["bare_commits"] / r["bare_seconds"]
                 rates.setdefault((name, clients), []).append(rate)
-                ratios.setdefault((name, clients), []).append(rate / (n_b / t_b))
+                rates.setdefault(("bare", clients), []).append(bare)
+                ratios.setdefault((name, clients), []).append(rate / bare)
                 events[(name, clients)] = (r["events"] / r["commits"],
                                            r.get("handoffs_per_commit", 0.0))
-                line += f"; {name} {rate:,.0f}/s ({rate / (n_b / t_b):.2f} of bare)"
-            print(line, flush=True)
+                line += (f" {name} {rate:,.0f}/s beside bare {bare:,.0f}/s "
+                         f"({rate / bare:.2f} of bare);")
+            print(line.rstrip(";"), flush=True)
     targets = {16: 0.35, 1: 0.30}
     for clients in CONNECTIONS:
         print(f"median, {clients} connections: bare "

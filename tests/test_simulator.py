@@ -274,7 +274,7 @@ def test_mariadb_adaptive_recommendation_starts_from_zero_averages():
     srv.env.run(until=1.0)
     dirty = srv.buf_pool.flush_list.pages
     assert dirty > srv.config.innodb_io_capacity
-    srv.redo.append(8 * 1024 * 1024)  # an oldest page well past the adaptive low-water mark
+    srv.redo.lsn += 8 * 1024 * 1024  # an oldest page well past the adaptive low-water mark
     af = AdaptiveFlushing()
     oldest = srv.buf_pool.flush_list.oldest_lsn()
     pct = 100.0 * dirty / srv.buf_pool.size_pages

@@ -1,16 +1,19 @@
-"""Binary log two-phase commit: MYSQL_BIN_LOG::ordered_commit's stages, group by group.
+"""Binary log two-phase commit: MYSQL_BIN_LOG::ordered_commit's stages, group by group,
+each run by the connection that leads it (as in the servers: no thread of its own).
 
-MySQL: a transaction queues for the FLUSH stage; the stage leader takes the whole queue
-as one group, makes its redo durable (ha_flush_logs: write+sync for trx_commit=1, write
-only for 2, nothing for 0), writes the group's events to the binlog, and hands the
-group to the SYNC stage, whose leader waits binlog_group_commit_sync_delay, takes every
-group queued by then and fdatasyncs the binlog when the sync_binlog counter says so;
-the COMMIT stage then releases them without another redo sync. Flush of the next group
-overlaps the sync of this one.
+MySQL: a transaction queues for the FLUSH stage; the first to queue leads it, waits for
+the stage to be free, then takes the whole queue as one group, makes its redo durable
+(ha_flush_logs: write+sync for trx_commit=1, write only for 2, nothing for 0), writes
+the group's events to the binlog and goes on to the SYNC stage with it; the next FLUSH
+leader runs meanwhile. At the SYNC stage the first leader to arrive waits for the stage,
+waits binlog_group_commit_sync_delay, takes every group queued by then and fdatasyncs
+the binlog when the sync_binlog counter says so; the other groups' leaders follow it.
+The COMMIT stage then releases them without another redo sync
+(Stage_manager::enroll_for, sql/rpl_commit_stage_manager.cc).
 
 MariaDB: the redo is made durable at prepare, per transaction (with redo group commit),
-and one leader writes, syncs and commits each binlog group. A thread that finds nobody
-writing the binlog leads at once, with whoever queued before it (``Binlog.enqueue``).
+and one leader writes, syncs and commits each binlog group
+(MYSQL_BIN_LOG::trx_group_commit_leader, sql/log.cc).
 """
 
 from __future__ import annotations
@@ -28,92 +31,110 @@ if TYPE_CHECKING:
 
 
 class BinlogGroup:
+    """Transactions queued for the FLUSH stage together; `done` is what its followers
+    sleep on (made by the first of them: a group of one has none)."""
+
     __slots__ = ("lsns_max", "bytes", "size", "done")
 
-    def __init__(self, env: simpy.Environment):
+    def __init__(self) -> None:
         self.lsns_max = 0
         self.bytes = 0
         self.size = 0
-        self.done = env.event()
+        self.done: Event | None = None
+
+    def follow(self, env: simpy.Environment) -> Event:
+        """The event a follower (of the group or of the SYNC stage) sleeps on."""
+        if self.done is None:
+            self.done = env.event()
+        return self.done
 
 
 class Binlog:
     """The binary log's commit queues: the group forming at the FLUSH stage, the groups
-    written and waiting for the SYNC stage, the bytes written since the last sync and
-    the sync_binlog counter."""
+    written and waiting for the SYNC stage, who holds or waits for each stage, the bytes
+    written since the last sync and the sync_binlog counter."""
 
-    __slots__ = ("env", "lead_on_arrival", "forming", "led", "flush_wakeup",
-                 "sync_wakeup", "sync_queue", "unsynced_bytes", "sync_counter")
+    __slots__ = ("env", "redo_in_flush_stage", "group_counters", "forming", "flush_busy",
+                 "flush_wakeup", "sync_busy", "sync_leader", "sync_wakeup", "sync_queue",
+                 "unsynced_bytes", "sync_counter")
 
-    def __init__(self, env: simpy.Environment, lead_on_arrival: bool = False):
+    def __init__(self, env: simpy.Environment, redo_in_flush_stage: bool,
+                 group_counters: bool):
         self.env = env
-        # MariaDB only: there a redo group's followers reach the binlog in a burst,
-        # each woken in turn by the redo leader, and which of them leads decides the
-        # binlog groups. MySQL syncs the redo inside the FLUSH stage, so its commits
-        # reach the queue one by one; leading on arrival would change no group there,
-        # only cost every commit a group and a stage hand-off of its own.
-        self.lead_on_arrival = lead_on_arrival
-        self.forming = BinlogGroup(env)
-        self.led: BinlogGroup | None = None   # a group its leader closed on arrival
-        self.flush_wakeup: Event | None = None
-        self.sync_wakeup: Event | None = None
+        # MySQL: the FLUSH stage makes the group's redo durable and a SYNC stage follows;
+        # MariaDB: the redo is durable at prepare and one leader does it all
+        self.redo_in_flush_stage = redo_in_flush_stage
+        self.group_counters = group_counters   # Binlog_commits, Binlog_group_commits
+        self.forming = BinlogGroup()
+        self.flush_busy = False     # a leader holds the FLUSH stage (LOCK_log)
+        self.flush_wakeup: Event | None = None   # the next FLUSH leader, waiting
+        self.sync_busy = False      # a leader holds the SYNC stage (LOCK_sync)
+        self.sync_leader = False    # a leader will take the SYNC queue (waiting or delaying)
+        self.sync_wakeup: Event | None = None    # the next SYNC leader, waiting
         self.sync_queue: list[BinlogGroup] = []
         self.unsynced_bytes = 0
         self.sync_counter = 0
 
-    def enqueue(self, lsn: int, nbytes: int) -> Event:
-        """A committing transaction joins the flush-stage queue; returns the event to
-        wait on."""
-        g = self.forming
-        g.lsns_max = max(g.lsns_max, lsn)
-        g.bytes += nbytes
-        g.size += 1
-        if (self.lead_on_arrival and self.flush_wakeup is not None
-                and not self.flush_wakeup.triggered):
-            # Nobody is writing the binlog: this thread leads and takes the queue at
-            # once — before the followers of its redo group, each woken in turn by the
-            # redo leader's release, reach it. (MariaDB/server sql/log.cc,
-            # MYSQL_BIN_LOG::trx_group_commit_leader: the first of the queue "will wait
-            # to obtain the LOCK_log mutex, then group commit all the transactions in
-            # the queue (more may have entered while waiting for LOCK_log)" — with
-            # LOCK_log free there is no wait.) Those followers form the next group,
-            # behind this one's sync: measured on 10.11 at sync_binlog=1, 1.28 commits
-            # per binlog group at 4 threads and 4.65 at 16 (sysbench oltp_insert,
-            # emulated 2.8 ms syncs), not the N/2 of a redo group carried whole.
-            self.led, self.forming = g, BinlogGroup(self.env)
-        wake(self.flush_wakeup)
-        return g.done
+
+def _release(group: BinlogGroup) -> None:
+    """The COMMIT stage: the group's followers return (its leader is running already)."""
+    if group.done is not None:
+        wake(group.done)
 
 
-def binlog_flush_stage(srv: Server) -> SimGen[None]:
-    """The FLUSH stage leader loop (MySQL) or the whole group commit leader (MariaDB)."""
-    env, binlog = srv.env, srv.binlog
-    trx_commit = srv.trx_commit
-    while True:
-        if binlog.forming.size == 0 and binlog.led is None:
-            binlog.flush_wakeup = wakeup = env.event()
-            yield wakeup
-            continue
-        if binlog.led is not None:
-            group, binlog.led = binlog.led, None
-        else:
-            group, binlog.forming = binlog.forming, BinlogGroup(env)
-        if srv.flavor.redo_sync_in_binlog_flush_stage and trx_commit in (1, 2):
-            yield from log_write_up_to(srv, group.lsns_max, flush=trx_commit == 1)
-        yield from srv.device.write(max(512, group.bytes), False)
-        binlog.unsynced_bytes += group.bytes
-        c = srv.counters
-        c["binlog_groups"] += 1
-        c["binlog_writes"] += 1
-        if srv.flavor.has_binlog_group_commit_counters:
-            c["Binlog_commits"] += group.size
-            c["Binlog_group_commits"] += 1
-        if srv.flavor.redo_sync_in_binlog_flush_stage:
-            binlog.sync_queue.append(group)
-            wake(binlog.sync_wakeup)
-        else:
-            yield from binlog_sync(srv)
-            wake(group.done)
+def ordered_commit(srv: Server, lsn: int, nbytes: int) -> SimGen[None]:
+    """A committing transaction's binlog commit, from the FLUSH queue to the COMMIT
+    stage: as a follower it sleeps until its group is released; as the leader of its
+    group it runs the stages itself."""
+    binlog = srv.binlog
+    group = binlog.forming
+    if lsn > group.lsns_max:
+        group.lsns_max = lsn
+    group.bytes += nbytes
+    group.size += 1
+    if group.size > 1:
+        yield group.follow(srv.env)
+        return
+    mysql = binlog.redo_in_flush_stage
+    env = srv.env
+    if mysql and not binlog.flush_busy and (env._handoffs or (   # others_due_now, inlined
+            env._queue and env._queue[0][0] <= env._now)):
+        # MySQL's leader takes the queue once it holds LOCK_log: whoever reaches the
+        # queue in the same instant is in its group (two connections whose statements
+        # end together commit together). MariaDB's leader takes it at once (below).
+        binlog.flush_wakeup = wakeup = srv.env.event()
+        wake(wakeup)
+        yield wakeup
+    while binlog.flush_busy:
+        # Somebody holds LOCK_log: this leader waits, and takes whoever queued meanwhile.
+        # (MariaDB: one that finds it free leads at once — before the followers of its
+        # redo group, each woken in turn by the redo leader's release, reach the queue;
+        # they form the next group, behind this one's sync: measured on 10.11 at
+        # sync_binlog=1, 1.28 commits per binlog group at 4 threads and 4.65 at 16, not
+        # the N/2 of a redo group carried whole.)
+        binlog.flush_wakeup = wakeup = srv.env.event()
+        yield wakeup
+    binlog.flush_busy = True
+    binlog.forming = BinlogGroup()
+    if mysql and srv.trx_commit in (1, 2):
+        yield from log_write_up_to(srv, group.lsns_max, flush=srv.trx_commit == 1)
+    yield from srv.device.write(max(512, group.bytes), False)
+    binlog.unsynced_bytes += group.bytes
+    c = srv.counters
+    c["binlog_groups"] += 1
+    c["binlog_writes"] += 1
+    if binlog.group_counters:
+        c["Binlog_commits"] += group.size
+        c["Binlog_group_commits"] += 1
+    if mysql:
+        binlog.flush_busy = False
+        wake(binlog.flush_wakeup)
+        yield from binlog_sync_stage(srv, group)
+    else:
+        yield from binlog_sync(srv)
+        binlog.flush_busy = False
+        wake(binlog.flush_wakeup)
+        _release(group)
 
 
 def _sync_due(srv: Server) -> bool:
@@ -128,24 +149,36 @@ def binlog_sync(srv: Server) -> SimGen[None]:
         binlog.sync_counter = 0
         size = max(512, binlog.unsynced_bytes)
         binlog.unsynced_bytes = 0
-        yield from srv.commit_sync("fdatasync", size, False)
-        srv.count("binlog_syncs")
+        if srv.plain_sync:
+            yield from srv.device.sync("fdatasync", size, False)
+        else:
+            yield from srv.commit_sync("fdatasync", size, False)
+        srv.counters["binlog_syncs"] += 1
     else:
         binlog.sync_counter += 1
 
 
-def binlog_sync_stage(srv: Server) -> SimGen[None]:
-    """MySQL's SYNC stage leader, then the COMMIT stage for every group it synced."""
-    env, binlog = srv.env, srv.binlog
+def binlog_sync_stage(srv: Server, group: BinlogGroup) -> SimGen[None]:
+    """MySQL's SYNC stage, then the COMMIT stage, for a FLUSH leader and its group: the
+    group waits for the leader that takes the SYNC queue next; if none is on its way,
+    this one is it."""
+    binlog = srv.binlog
+    binlog.sync_queue.append(group)
+    if binlog.sync_leader:
+        yield group.follow(srv.env)
+        return
+    binlog.sync_leader = True
+    while binlog.sync_busy:
+        binlog.sync_wakeup = wakeup = srv.env.event()
+        yield wakeup
+    binlog.sync_busy = True
     delay_s = srv.config.binlog_group_commit_sync_delay * 1e-6
-    while True:
-        if not binlog.sync_queue:
-            binlog.sync_wakeup = wakeup = env.event()
-            yield wakeup
-            continue
-        if delay_s > 0 and _sync_due(srv):
-            yield env.timeout(delay_s)  # lets later flush groups join this sync
-        groups, binlog.sync_queue = binlog.sync_queue, []
-        yield from binlog_sync(srv)
-        for g in groups:
-            wake(g.done)
+    if delay_s > 0 and _sync_due(srv):
+        yield srv.env.timeout(delay_s)  # lets later flush groups join this sync
+    groups, binlog.sync_queue = binlog.sync_queue, []
+    binlog.sync_leader = False
+    yield from binlog_sync(srv)
+    binlog.sync_busy = False
+    wake(binlog.sync_wakeup)
+    for g in groups:
+        _release(g)

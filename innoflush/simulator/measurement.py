@@ -38,10 +38,6 @@ class Measurement:
         self.commits_done = commits_done
         self.commit_target = commit_target
 
-    def note_age(self, age: int) -> None:
-        if age > self.max_age:
-            self.max_age = age
-
     def ran(self, seconds: float) -> None:
         """A thread ran on a core for `seconds`."""
         if self.measuring:

@@ -40,7 +40,7 @@ class RedoLog:
                  "checkpoint_lsn", "unsynced_bytes", "leader_busy", "flush_requested",
                  "stalled_users", "written_event", "flushed_event", "checkpoint_event",
                  "writer_wakeup", "flusher_wakeup", "checkpoint_request", "capacity",
-                 "async_flush_age", "sync_flush_age", "stop_age")
+                 "async_flush_age", "sync_flush_age", "stop_age", "in_data_writes")
 
     def __init__(self, env: simpy.Environment, flavor: Flavor, config: ServerConfig):
         self.env = env
@@ -49,6 +49,7 @@ class RedoLog:
                                             config.innodb_log_file_buffering)
         self.lsn = self.write_lsn = self.flushed_lsn = self.checkpoint_lsn = 0
         self.unsynced_bytes = 0
+        self.in_data_writes = flavor.data_writes_include_redo
         self.leader_busy = False
         self.flush_requested = 0   # an LSN a page write waits to see durable
         self.stalled_users = 0     # users waiting in log_free_check
@@ -82,12 +83,6 @@ class RedoLog:
         """A log with `age` bytes of redo since its checkpoint, all of it durable."""
         self.lsn = self.write_lsn = self.flushed_lsn = age
         self.checkpoint_lsn = 0
-
-    def append(self, nbytes: int) -> int:
-        """mtr_t::commit: a transaction's redo enters the log buffer (log_buffer_reserve,
-        MariaDB's log_t::append_prepare); returns the LSN it ends at."""
-        self.lsn += nbytes
-        return self.lsn
 
     def checkpoint_age(self) -> int:
         return self.lsn - self.checkpoint_lsn
@@ -126,7 +121,7 @@ def redo_write(srv: Server, upto: int) -> SimGen[None]:
     c = srv.counters
     c["Innodb_log_writes"] += 1
     c["Innodb_os_log_written"] += size
-    if srv.flavor.data_writes_include_redo:
+    if log.in_data_writes:
         c["Innodb_data_writes"] += 1
         c["Innodb_data_written"] += size
     if log.write_through:
@@ -151,7 +146,10 @@ def redo_sync(srv: Server, upto: int, pre_cpu: bool = True) -> SimGen[None]:
         return
     size = max(REDO_BLOCK, log.unsynced_bytes)
     log.unsynced_bytes = 0
-    yield from srv.commit_sync(srv.sync_op, size, log.direct, pre_cpu)
+    if srv.plain_sync:
+        yield from srv.device.sync(srv.sync_op, size, log.direct)
+    else:
+        yield from srv.commit_sync(srv.sync_op, size, log.direct, pre_cpu)
     c = srv.counters
     c["Innodb_data_fsyncs"] += 1
     c["Innodb_os_log_fsyncs"] += 1
@@ -166,15 +164,16 @@ def log_writer(srv: Server) -> SimGen[None]:
     innodb_log_write_max_size (4 KB) to write (log0write.cc), so a write covers whole
     mini-transactions of about 4 KB: heavy redo means many writes, each counted.
     """
-    log = srv.redo
+    log, env = srv.redo, srv.env
     chunk = max(LOG_WRITE_MAX_SIZE, srv.workload.redo_bytes_per_trx)
+    on_demand = srv.trx_commit == 1
     while True:
         if log.lsn <= log.write_lsn:
-            log.writer_wakeup = wakeup = srv.env.event()
+            log.writer_wakeup = wakeup = env.event()
             yield wakeup
             continue
         yield from redo_write(srv, min(log.lsn, log.write_lsn + chunk))
-        if srv.trx_commit == 1:
+        if on_demand:
             wake(log.flusher_wakeup)
 
 
@@ -225,7 +224,8 @@ def log_write_up_to(srv: Server, upto: int, flush: bool,
         wake(log.writer_wakeup)
         while (log.flushed_lsn if flush else log.write_lsn) < upto:
             yield log.flushed_event if flush else log.written_event
-            yield from srv.woken()
+            if srv.wakeup_s:   # Server.woken, inlined
+                yield srv.env.timeout(srv.wakeup_s)
         return
     while (log.flushed_lsn if flush else log.write_lsn) < upto:
         if log.leader_busy:

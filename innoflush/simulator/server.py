@@ -10,7 +10,7 @@ from heapq import heappop, heappush
 import numpy as np
 
 from ..profiles import DeviceProfile
-from .binlog import Binlog, binlog_flush_stage, binlog_sync_stage
+from .binlog import Binlog, ordered_commit
 from .buffer_pool import BufferPool
 from .config import ServerConfig, ServerStart, Workload
 from .device import Device
@@ -76,12 +76,14 @@ class Server:
         self.wakeup_s = workload.wakeup_us * 1e-6
         self.sleep_cpu_s = workload.sleep_cpu_us * 1e-6
         self.sleep_side_cpu_s = workload.sleep_side_cpu_us * 1e-6
+        # a sync in the commit path is the device's alone (commit_sync adds nothing)
+        self.plain_sync = not (self.sync_cpu_half_s or self.sync_side_cpu_s or self.wakeup_s)
 
         self.redo = RedoLog(env, fl, config)
         self.buf_pool = BufferPool(config, workload, self.rng)
         self.flush_ahead = FlushAhead()   # read by MariaDB's flavors only
-        self.binlog = Binlog(
-            env, lead_on_arrival=not fl.redo_sync_in_binlog_flush_stage)
+        self.binlog = Binlog(env, fl.redo_sync_in_binlog_flush_stage,
+                             fl.has_binlog_group_commit_counters)
         self.measurement = Measurement()
         self.cpu_slots = self._fifo_cpu_slots()
         # A lone connection finds its core free whenever it asks when no other thread
@@ -153,7 +155,8 @@ class Server:
                     ev = pool.acquire(first=woken)
                     if ev is not None:
                         yield ev
-        yield self.env.timeout(seconds)
+        if not self.env.skip(seconds):
+            yield self.env.timeout(seconds)
         if not keep:
             pool.release()
         self.measurement.ran(seconds)
@@ -230,7 +233,7 @@ class Server:
 
     def connection(self) -> SimGen[None]:
         env, wl = self.env, self.workload
-        log, buf_pool, binlog, meas = self.redo, self.buf_pool, self.binlog, self.measurement
+        log, buf_pool, meas = self.redo, self.buf_pool, self.measurement
         log_bin = self.config.log_bin
         trx_commit = self.trx_commit
         cpu_us, client_cpu_us = wl.cpu_us_per_trx, wl.client_cpu_us_per_trx
@@ -278,8 +281,9 @@ class Server:
         # socket and run wherever a core is free (confined with the commit, sysbench's
         # read_write/write_only at 4-16 threads were modelled 15-22 % slow).
         split = server_cpu is not self.cpu
+        redo_bytes = wl.redo_bytes_per_trx
         while True:
-            t0 = env.now
+            t0 = env._now
             # this transaction's share of the mean work (rows, index pages: transactions
             # differ, and without that two connections fall into lockstep, never meeting
             # at a sync or a core the way real ones do)
@@ -305,7 +309,8 @@ class Server:
                         now = env._now
                         end = (free_at if free_at > now else now) + cpu_s * m
                         heappush(slots, end)
-                        yield env.timeout_at(end)
+                        if not env.skip_to(end):
+                            yield env.timeout_at(end)
                         meas.ran(cpu_s * m)
                     elif split and i < n - 1:
                         if wire:
@@ -314,7 +319,8 @@ class Server:
                     elif server_cpu.free and not server_cpu.waiters:
                         # on_cpu inlined for a free core: the hottest call of the model
                         server_cpu.free -= 1
-                        yield env.timeout(wire + cpu_s * m)
+                        if not env.skip(wire + cpu_s * m):
+                            yield env.timeout(wire + cpu_s * m)
                         if not keep:
                             server_cpu.release()
                         meas.ran(cpu_s * m)
@@ -326,9 +332,12 @@ class Server:
             # the core the committing thread still holds (None: it holds none)
             on_cpu = held if hold else None
             # the transaction's mini-transactions: redo appended, pages dirtied
-            lsn = log.append(wl.redo_bytes_per_trx)
+            # mtr_t::commit: the redo enters the log buffer (log_buffer_reserve, MariaDB's
+            # log_t::append_prepare); the largest checkpoint age is noted
+            lsn = log.lsn = log.lsn + redo_bytes
             age = lsn - log.checkpoint_lsn
-            meas.note_age(age)
+            if age > meas.max_age:
+                meas.max_age = age
             if flush_ahead and age > async_flush_age:
                 buf_flush_ahead(self, lsn)
             buf_pool.note_modification(lsn)
@@ -338,7 +347,7 @@ class Server:
                     on_cpu = None
                 yield from self.fsp_extend()
             # commit
-            t1 = env.now
+            t1 = env._now
             if not log_bin:
                 if trx_commit == 1:
                     yield from log_write_up_to(self, lsn, flush=True, on_cpu=on_cpu)
@@ -349,7 +358,7 @@ class Server:
             else:
                 if redo_at_prepare and trx_commit in (1, 2):
                     yield from log_write_up_to(self, lsn, flush=trx_commit == 1)
-                yield binlog.enqueue(lsn, wl.binlog_bytes_per_trx)
+                yield from ordered_commit(self, lsn, wl.binlog_bytes_per_trx)
             if sleep_side_s:
                 env.process(self.on_cpu(sleep_side_s, pool=server_cpu))
             if post_commit_s:
@@ -359,8 +368,8 @@ class Server:
                 # half of the sync stays FIFO: run first, it ends groups sooner than the
                 # server's (redo syncs at 16 connections +40 %).
                 yield from self.on_cpu(post_commit_s, pool=server_cpu, woken=sleeps)
-            counters["commits"] += 1
-            meas.committed(t0, t1, env.now, counters["commits"])
+            counters["commits"] = commits = counters["commits"] + 1
+            meas.committed(t0, t1, env._now, commits)
 
     # ---- wiring --------------------------------------------------------------------
     def start(self) -> None:
@@ -374,10 +383,6 @@ class Server:
         env.process(log_checkpointer(self))
         env.process(mariadb_page_cleaner(self) if fl.mariadb_page_cleaner
                     else page_cleaner(self))
-        if self.config.log_bin:
-            env.process(binlog_flush_stage(self))
-            if fl.redo_sync_in_binlog_flush_stage:
-                env.process(binlog_sync_stage(self))
         for _ in range(self.workload.connections):
             env.process(self.connection())
 
