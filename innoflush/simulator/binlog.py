@@ -145,7 +145,8 @@ def _sync_due(srv: Server) -> bool:
 def binlog_sync(srv: Server) -> SimGen[None]:
     """fdatasync the binlog when sync_binlog's counter is due (my_sync uses fdatasync)."""
     binlog = srv.binlog
-    if _sync_due(srv):
+    n = srv.config.sync_binlog   # _sync_due, inlined
+    if n > 0 and binlog.sync_counter + 1 >= n:
         binlog.sync_counter = 0
         size = max(512, binlog.unsynced_bytes)
         binlog.unsynced_bytes = 0

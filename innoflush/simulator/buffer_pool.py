@@ -48,15 +48,30 @@ class FlushList:
         the hot pages' first writes."""
         taken = hot_taken = rew_taken = 0
         left = float(1 << 62) if slots is None else slots
+        # (min() spelt out: this loop runs once per chunk, a page or a few each)
         while self.chunks and taken < n and left >= 1:
             c = self.chunks[0]
-            r = min(c[3], n - taken, int(left))
-            left -= r
+            rw = c[3]
+            r = 0
+            if rw:
+                r = n - taken
+                whole = int(left)
+                if whole < r:
+                    r = whole
+                if rw < r:
+                    r = rw
+                left -= r
             first_cap = n - taken - r
             if first_share > 0:
-                first_cap = min(first_cap, int(left / first_share))
-            f = min(c[1] - c[3], first_cap)
-            h = min(c[2] - c[3], f)     # the hot pages' first writes go before the cold
+                fits = int(left / first_share)
+                if fits < first_cap:
+                    first_cap = fits
+            f = c[1] - rw
+            if first_cap < f:
+                f = first_cap
+            h = c[2] - rw     # the hot pages' first writes go before the cold
+            if f < h:
+                h = f
             left -= f * first_share
             c[1] -= r + f
             c[2] -= r + h

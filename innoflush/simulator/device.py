@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterator
+from itertools import chain
 
 import numpy as np
 import simpy
@@ -36,13 +37,14 @@ class Sampler:
         self.summary = summary
         self.rng = rng
         self.factor = factor
-        self.draw: Callable[[], float] = self._batches().__next__
+        # chain's __next__ runs in C through each batch: a Python frame once per batch
+        self.draw: Callable[[], float] = chain.from_iterable(self._batches()).__next__
 
-    def _batches(self) -> Iterator[float]:
+    def _batches(self) -> Iterator[list[float]]:
         while True:
             if self.rng is None:
                 raise RuntimeError("a Device made without a random generator gives means only")
-            yield from (self.summary.sample(self.rng, _BATCH) * (self.factor * 1e-9)).tolist()
+            yield (self.summary.sample(self.rng, _BATCH) * (self.factor * 1e-9)).tolist()
 
     def __call__(self) -> float:
         return self.draw()
@@ -188,7 +190,8 @@ class Device:
         ev = self.write_slots.acquire(slots)
         if ev is not None:
             yield ev
-        yield self.env.timeout(makespan)
+        if not self._skip(makespan):
+            yield self.env.timeout(makespan)
         self.write_slots.release(slots)
         self.write_busy_s += sum(lats)
 

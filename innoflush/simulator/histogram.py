@@ -22,6 +22,7 @@ _INV_LOG_R = 1.0 / math.log(R)
 _MIN_S = 1e-9
 _OFFSET = math.floor(math.log(_MIN_S) * _INV_LOG_R)
 BUCKETS = 1700
+_floor, _log = math.floor, math.log   # one lookup less each, twice per commit
 
 
 class LatencyHistogram:
@@ -41,7 +42,7 @@ class LatencyHistogram:
         if seconds <= 0.0:
             self.zeros += 1
             return
-        k = math.floor(math.log(seconds) * _INV_LOG_R) - _OFFSET
+        k = _floor(_log(seconds) * _INV_LOG_R) - _OFFSET
         if k < 0:
             k = 0
         elif k >= BUCKETS:

@@ -164,6 +164,7 @@ def flush_segment(srv: Server, k: int, rewrites: int) -> SimGen[None]:
     whatever dblwr_page_share says of the first writes)."""
     fl = srv.flavor
     buf_pool = srv.buf_pool
+    c = srv.counters
     method = srv.config.innodb_flush_method
     if srv.config.innodb_doublewrite:
         # pages re-initialised since their last write go straight to their file (their
@@ -175,20 +176,20 @@ def flush_segment(srv: Server, k: int, rewrites: int) -> SimGen[None]:
             for i in range(0, d, block):
                 b = min(block, d - i)
                 yield from srv.device.write(b * PAGE_BYTES, srv.data_direct)
-                srv.count("Innodb_data_writes")
-                srv.count("Innodb_data_written", b * PAGE_BYTES)
-            srv.count("Innodb_dblwr_writes")
-            srv.count("Innodb_dblwr_pages_written", d)
+                c["Innodb_data_writes"] += 1
+                c["Innodb_data_written"] += b * PAGE_BYTES
+            c["Innodb_dblwr_writes"] += 1
+            c["Innodb_dblwr_pages_written"] += d
             if fl.dblwr_sync_required(method):
                 yield from srv.device.sync(srv.sync_op, d * PAGE_BYTES, srv.data_direct)
-                srv.count("Innodb_data_fsyncs")
-                srv.count("dblwr_syncs")
+                c["Innodb_data_fsyncs"] += 1
+                c["dblwr_syncs"] += 1
     # in-place page writes, each to a tablespace of the workload
     spaces = buf_pool.spaces_written(k)
     yield from srv.device.write_many(k, PAGE_BYTES, srv.data_direct)
-    srv.count("Innodb_data_writes", k)
-    srv.count("Innodb_data_written", k * PAGE_BYTES)
-    srv.count("Innodb_pages_written", k)
+    c["Innodb_data_writes"] += k
+    c["Innodb_data_written"] += k * PAGE_BYTES
+    c["Innodb_pages_written"] += k
     if not fl.data_file_sync_skipped(method) and not srv.data_write_through:
         buf_pool.mark_unflushed(spaces)
     yield from fil_flush_file_spaces(srv)
@@ -197,7 +198,8 @@ def flush_segment(srv: Server, k: int, rewrites: int) -> SimGen[None]:
 def fil_flush_file_spaces(srv: Server) -> SimGen[None]:
     """fil_flush_file_spaces: one sync per tablespace written since its last sync."""
     buf_pool = srv.buf_pool
+    c = srv.counters
     while (nbytes := buf_pool.next_unflushed()) is not None:
         yield from srv.device.sync(srv.sync_op, nbytes, srv.data_direct)
-        srv.count("Innodb_data_fsyncs")
-        srv.count("data_file_syncs")
+        c["Innodb_data_fsyncs"] += 1
+        c["data_file_syncs"] += 1

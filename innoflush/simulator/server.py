@@ -296,11 +296,12 @@ class Server:
                 # as one wait (Server.lone_connection) where no log_free_check is due
                 # (the age cannot rise meanwhile: only this connection appends redo)
                 wire = client_s * m if client_s > 0 else 0.0
-                if wire and not (lone and (i < n - 1
-                                           or log.checkpoint_age() < log.stop_age)):
+                if wire and not (lone and (i < n - 1 or log.lsn - log.checkpoint_lsn
+                                           < log.stop_age)):
                     yield env.timeout(wire)
                     wire = 0.0
-                if i == n - 1 and not wire and log.checkpoint_age() >= log.stop_age:
+                if (i == n - 1 and not wire
+                        and log.lsn - log.checkpoint_lsn >= log.stop_age):
                     yield from log_free_check(self)
                 if cpu_s:
                     keep = hold and i == n - 1
@@ -311,7 +312,8 @@ class Server:
                         heappush(slots, end)
                         if not env.skip_to(end):
                             yield env.timeout_at(end)
-                        meas.ran(cpu_s * m)
+                        if meas.measuring:   # Measurement.ran, inlined
+                            meas.cpu_busy_s += cpu_s * m
                     elif split and i < n - 1:
                         if wire:
                             yield env.timeout(wire)
@@ -323,7 +325,8 @@ class Server:
                             yield env.timeout(wire + cpu_s * m)
                         if not keep:
                             server_cpu.release()
-                        meas.ran(cpu_s * m)
+                        if meas.measuring:
+                            meas.cpu_busy_s += cpu_s * m
                         held = server_cpu
                     else:
                         if wire:   # not for a lone connection: its core is free
@@ -331,9 +334,9 @@ class Server:
                         held = yield from self.on_cpu(cpu_s * m, keep=keep, pool=server_cpu)
             # the core the committing thread still holds (None: it holds none)
             on_cpu = held if hold else None
-            # the transaction's mini-transactions: redo appended, pages dirtied
-            # mtr_t::commit: the redo enters the log buffer (log_buffer_reserve, MariaDB's
-            # log_t::append_prepare); the largest checkpoint age is noted
+            # the transaction's mini-transactions (mtr_t::commit): its redo enters the
+            # log buffer (log_buffer_reserve, MariaDB's log_t::append_prepare), its pages
+            # are dirtied
             lsn = log.lsn = log.lsn + redo_bytes
             age = lsn - log.checkpoint_lsn
             if age > meas.max_age:
