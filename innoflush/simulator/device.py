@@ -10,11 +10,12 @@ device-wide operation, so concurrent fsyncs of different files queue behind each
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 
 import numpy as np
 import simpy
+from simpy.events import Event
 
 from ..profiles import DeviceProfile
 from ..stats import LatencySummary
@@ -151,8 +152,12 @@ class Device:
     def mean_s(self, component: str, op: str, size: int, direct: bool) -> float:
         return self.sampler(component, op, size, direct).mean_s
 
-    # ---- operations (simpy generators) -----------------------------------------------
-    def write(self, size: int, direct: bool) -> SimGen[None]:
+    # ---- operations (what a simulated thread yields from) -----------------------------
+    # write() and sync() return nothing to wait for (an empty tuple) when the call is run
+    # through at once — a free slot or channel, nothing else due before it ends
+    # (events.Environment.skip): taken and given back while nothing else runs, the same
+    # as holding it; else the generator that holds it (_hold).
+    def write(self, size: int, direct: bool) -> Iterable[Event]:
         """One write call; holds a queue slot for its latency."""
         draw = self._writes.get((size, direct))
         if draw is None:
@@ -160,18 +165,28 @@ class Device:
             if len(self._writes) < 4096:   # bounded, like _by_request
                 self._writes[(size, direct)] = draw
         lat = draw()
-        slots = self.write_slots   # acquire() and release() inlined for a free slot
-        if slots.free and not slots.waiters:
-            slots.free -= 1
+        slots = self.write_slots
+        if slots.free and not slots.waiters and self._skip(lat):
+            self.write_busy_s += lat
+            return ()
+        return self._hold(slots, lat, False)
+
+    def _hold(self, sem: Semaphore, lat: float, flush: bool) -> SimGen[None]:
+        """Hold a slot of `sem` (the write slots, the flush channel) for `lat` seconds."""
+        if sem.free and not sem.waiters:   # acquire() and release() inlined
+            sem.free -= 1
         else:
-            yield slots.acquire()  # type: ignore[misc]   # an event: none is free
+            yield sem.acquire()  # type: ignore[misc]   # an event: none is free
         if not self._skip(lat):
             yield self.env.timeout(lat)
-        if slots.waiters:
-            slots.release()
+        if sem.waiters:
+            sem.release()
         else:
-            slots.free += 1
-        self.write_busy_s += lat
+            sem.free += 1
+        if flush:
+            self.flush_busy_s += lat
+        else:
+            self.write_busy_s += lat
 
     def write_many(self, n: int, size: int, direct: bool) -> SimGen[None]:
         """n independent writes issued together (async page writes): done when all are."""
@@ -195,7 +210,7 @@ class Device:
         self.write_slots.release(slots)
         self.write_busy_s += sum(lats)
 
-    def sync(self, op: str, size: int, direct: bool) -> SimGen[None]:
+    def sync(self, op: str, size: int, direct: bool) -> Iterable[Event]:
         """fsync or fdatasync of a file whose last write was about `size` bytes."""
         draw = self._syncs.get((op, size, direct))
         if draw is None:
@@ -203,26 +218,11 @@ class Device:
             if len(self._syncs) < 4096:
                 self._syncs[(op, size, direct)] = draw
         lat = draw()
-        ch = self.flush_channel  # _flush, inlined: this is the hottest device path
-        if ch.free and not ch.waiters:
-            ch.free -= 1
-        else:
-            yield ch.acquire()  # type: ignore[misc]   # an event: the channel is taken
-        if not self._skip(lat):
-            yield self.env.timeout(lat)
-        if ch.waiters:
-            ch.release()
-        else:
-            ch.free += 1
-        self.flush_busy_s += lat
-
-    def _flush(self, lat: float) -> SimGen[None]:
-        ev = self.flush_channel.acquire()
-        if ev is not None:
-            yield ev
-        yield self.env.timeout(lat)
-        self.flush_channel.release()
-        self.flush_busy_s += lat
+        ch = self.flush_channel
+        if ch.free and not ch.waiters and self._skip(lat):
+            self.flush_busy_s += lat
+            return ()
+        return self._hold(ch, lat, True)
 
     def dsync_write(self, size: int, direct: bool) -> SimGen[None]:
         """A write to a file opened O_DSYNC: the write returns once it is durable."""
@@ -232,4 +232,4 @@ class Device:
             self.notes.add("O_DSYNC not in profile: a write plus an fdatasync used")
             lat = (self.sampler("write", "none", size, direct)()
                    + self.sampler("sync", "fdatasync", size, direct)())
-        yield from self._flush(lat)
+        yield from self._hold(self.flush_channel, lat, True)
