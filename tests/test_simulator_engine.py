@@ -222,6 +222,84 @@ def test_a_lone_connections_merged_wait_changes_nothing(cores, extra, flavor, tr
     assert a[0] == pytest.approx(b[0], rel=1e-12) and a[1:] == b[1:]
 
 
+@pytest.mark.parametrize("flavor,trx_commit,sync_binlog,conns,extra", [
+    ("mysql-8.0", 1, 1, 1, {}), ("mysql-8.0", 1, 1, 16, {}),
+    ("mariadb-10.11", 1, 1, 4, dict(work_cv=0.5, statements_per_trx=2, sync_cpu_us=10.0,
+                                    wakeup_us=20.0, sleep_cpu_us=10.0)),
+    ("mysql-5.7", 2, 0, 1, dict(client_cpu_us_per_trx=20.0)),
+    ("mariadb-10.11", 2, 1, 16, dict(work_cv=0.3))])
+def test_running_through_timeouts_changes_nothing(flavor, trx_commit, sync_binlog, conns,
+                                                 extra):
+    # Environment.run_through against every event through the loop: the same run, bit
+    # for bit (the clock, every counter, the latencies, the CPU)
+    from innoflush.simulator.server import Server
+
+    def run(through: bool) -> tuple:
+        cfg = ServerConfig(flavor=flavor, innodb_flush_log_at_trx_commit=trx_commit,
+                           sync_binlog=sync_binlog, log_bin=True)
+        srv = Server(cfg, Workload(connections=conns, **extra), consumer_ssd(), seed=5)
+        srv.env.run_through = through
+        srv.start()
+        w = srv.measure(3.0, max_commits=2000)
+        return (srv.env.now, dict(srv.counters), w.cpu_busy_s,
+                w.device_flush_busy_s, w.device_write_busy_s,
+                w.commit_latency.percentiles([50, 99]), w.trx_latency.percentiles([50, 99]))
+
+    through, looped = run(True), run(False)
+    assert through == looped
+    assert through[1]["commits"] > 300
+
+
+def test_a_run_through_timeout_takes_no_trip_through_the_loop(monkeypatch):
+    # one connection: a commit's CPU, its redo write and sync and its binlog write and
+    # sync have nothing else due meanwhile; what goes through the loop is mostly the
+    # hand-offs between its threads (the writer, the flusher, back to the connection)
+    import innoflush.simulator.server as server_module
+
+    class Counting(Environment):
+        """Counts the events the loop processes (it sets _sole once for each)."""
+
+        processed = 0
+
+        @property
+        def _sole(self) -> bool:
+            return self.__dict__["sole"]
+
+        @_sole.setter
+        def _sole(self, value: bool) -> None:
+            Counting.processed += 1
+            self.__dict__["sole"] = value
+
+    monkeypatch.setattr(server_module, "Environment", Counting)
+
+    def loop_events(through: bool) -> float:
+        srv = server_module.Server(ServerConfig(), Workload(connections=1), plp_ssd(), seed=1)
+        srv.env.run_through = through
+        srv.start()
+        Counting.processed = 0
+        srv.measure(3600.0, max_commits=3000)
+        return Counting.processed / srv.counters["commits"]
+
+    looped, through = loop_events(False), loop_events(True)
+    assert looped > 8.0, looped
+    assert through < 4.5, through
+
+
+def test_a_mysql_flush_stage_leader_takes_who_arrives_in_its_instant():
+    # Two connections whose statements end on the two cores at the same instant reach
+    # the binlog queue together: MySQL's leader takes the queue once it holds LOCK_log,
+    # so both commit as one group, with one redo sync and one binlog sync (led at once,
+    # every commit was a group of its own: 2 binlog syncs per redo sync)
+    from innoflush.simulator.server import Server
+
+    srv = Server(ServerConfig(), Workload(connections=16), plp_ssd(), seed=1)
+    srv.start()
+    srv.measure(1.0, max_commits=5000)
+    c = srv.counters
+    assert c["commits"] / c["binlog_groups"] > 1.8
+    assert c["binlog_syncs"] <= c["redo_syncs"] * 1.05
+
+
 def test_fifo_cpu_slots_stay_off_when_anything_else_runs_on_the_cores():
     from innoflush.simulator.server import Server
 

@@ -111,8 +111,10 @@ class Environment(simpy.Environment):
     skip_to(), Thread._resume_thread) under run(), never under step(), which processes
     one event per call as simpy's does."""
 
-    def __init__(self) -> None:
+    def __init__(self, run_through: bool = True) -> None:
         super().__init__()
+        # False: every event goes through the loop (the tests compare both ways)
+        self.run_through = run_through
         self._handoffs: deque[tuple[float, int, int, Event]] = deque()
         # the event being processed has one callback: the thread it resumes may process
         # its own next event (Thread._resume_thread)
@@ -214,6 +216,7 @@ class Environment(simpy.Environment):
         of a later (time, priority, id)."""
         queue, handoffs = self._queue, self._handoffs
         popleft = handoffs.popleft
+        run_through = run_through and self.run_through
         while n:
             n -= 1
             # (time, priority, eid) tuples: eids are unique, the events never compared
