@@ -97,12 +97,12 @@ def ordered_commit(srv: Server, lsn: int, nbytes: int) -> SimGen[None]:
         return
     mysql = binlog.redo_in_flush_stage
     env = srv.env
-    if mysql and not binlog.flush_busy and (env._handoffs or (   # others_due_now, inlined
+    if mysql and not binlog.flush_busy and (env._handoffs or (   # anything else due now
             env._queue and env._queue[0][0] <= env._now)):
         # MySQL's leader takes the queue once it holds LOCK_log: whoever reaches the
         # queue in the same instant is in its group (two connections whose statements
         # end together commit together). MariaDB's leader takes it at once (below).
-        binlog.flush_wakeup = wakeup = srv.env.event()
+        binlog.flush_wakeup = wakeup = env.event()
         wake(wakeup)
         yield wakeup
     while binlog.flush_busy:
