@@ -7,9 +7,10 @@ number of commits with the redo log writer/flusher, binlog ordered commit, page 
 and doublewrite on. Each round runs, at 16 and at 1 connection, the full model and the
 bare loop in one process, in alternating chunks of 10,000 commits (and so the model of
 a --baseline checkout, when given, in a process of its own), so that both see the same
-minutes of the machine: run one after the other, the bare loop alone moved 59-112 k
+minutes of the machine: run one after the other, the bare loop alone moved 59-125 k
 commits/s from one minute to the next. The medians over the rounds are printed, with
-the model's events per commit (simpy events, hand-offs included). Rates are commits per
+the model's events per commit (simpy events made, hand-offs included; a timeout the
+running thread ran through before making it, Environment.skip, is none). Rates are commits per
 CPU second of the process that ran them (time.process_time): on a shared host the wall
 clock measures the neighbours' load more than the code.
 
