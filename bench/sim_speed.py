@@ -10,7 +10,7 @@ a --baseline checkout, when given, in a process of its own), so that both see th
 minutes of the machine: run one after the other, the bare loop alone moved 59-125 k
 commits/s from one minute to the next. The medians over the rounds are printed, with
 the model's events per commit (simpy events made, hand-offs included; a timeout the
-running thread ran through before making it, Environment.skip, is none). Rates are commits per
+running thread ran through before making it, Environment.skip_to, is none). Rates are commits per
 CPU second of the process that ran them (time.process_time): on a shared host the wall
 clock measures the neighbours' load more than the code.
 

@@ -54,13 +54,11 @@ class Binlog:
     written and waiting for the SYNC stage, who holds or waits for each stage, the bytes
     written since the last sync and the sync_binlog counter."""
 
-    __slots__ = ("env", "redo_in_flush_stage", "group_counters", "forming", "flush_busy",
+    __slots__ = ("redo_in_flush_stage", "group_counters", "forming", "flush_busy",
                  "flush_wakeup", "sync_busy", "sync_leader", "sync_wakeup", "sync_queue",
                  "unsynced_bytes", "sync_counter")
 
-    def __init__(self, env: simpy.Environment, redo_in_flush_stage: bool,
-                 group_counters: bool):
-        self.env = env
+    def __init__(self, redo_in_flush_stage: bool, group_counters: bool):
         # MySQL: the FLUSH stage makes the group's redo durable and a SYNC stage follows;
         # MariaDB: the redo is durable at prepare and one leader does it all
         self.redo_in_flush_stage = redo_in_flush_stage
@@ -97,8 +95,7 @@ def ordered_commit(srv: Server, lsn: int, nbytes: int) -> SimGen[None]:
         return
     mysql = binlog.redo_in_flush_stage
     env = srv.env
-    if mysql and not binlog.flush_busy and (env._handoffs or (   # anything else due now
-            env._queue and env._queue[0][0] <= env._now)):
+    if mysql and not binlog.flush_busy and env.others_due_now():
         # MySQL's leader takes the queue once it holds LOCK_log: whoever reaches the
         # queue in the same instant is in its group (two connections whose statements
         # end together commit together). MariaDB's leader takes it at once (below).
@@ -150,10 +147,7 @@ def binlog_sync(srv: Server) -> SimGen[None]:
         binlog.sync_counter = 0
         size = max(512, binlog.unsynced_bytes)
         binlog.unsynced_bytes = 0
-        if srv.plain_sync:
-            yield from srv.device.sync("fdatasync", size, False)
-        else:
-            yield from srv.commit_sync("fdatasync", size, False)
+        yield from srv.commit_sync("fdatasync", size, False)
         srv.counters["binlog_syncs"] += 1
     else:
         binlog.sync_counter += 1

@@ -73,7 +73,7 @@ class SumSampler:
         return self.a.mean_s + self.b.mean_s
 
 
-def _never(_delay: float) -> bool:
+def _never(_at: float) -> bool:
     return False
 
 
@@ -112,9 +112,9 @@ class Device:
                                       for t in profile.tests)
         self.write_busy_s = 0.0
         self.flush_busy_s = 0.0
-        # a timeout the running thread may run through (events.Environment.skip); a
+        # a timeout the running thread may run through (events.Environment.skip_to); a
         # plain simpy Environment (unit tests of the device) has none
-        self._skip: Callable[[float], bool] = getattr(env, "skip", None) or _never
+        self._skip_to: Callable[[float], bool] = getattr(env, "skip_to", None) or _never
 
     # ---- latency tables ------------------------------------------------------------
     def sampler(self, component: str, op: str, size: int, direct: bool) -> Sampler | SumSampler:
@@ -155,7 +155,7 @@ class Device:
     # ---- operations (what a simulated thread yields from) -----------------------------
     # write() and sync() return nothing to wait for (an empty tuple) when the call is run
     # through at once — a free slot or channel, nothing else due before it ends
-    # (events.Environment.skip): taken and given back while nothing else runs, the same
+    # (events.Environment.skip_to): taken and given back while nothing else runs, the same
     # as holding it; else the generator that holds it (_hold).
     def write(self, size: int, direct: bool) -> Iterable[Event]:
         """One write call; holds a queue slot for its latency."""
@@ -166,7 +166,7 @@ class Device:
                 self._writes[(size, direct)] = draw
         lat = draw()
         slots = self.write_slots
-        if slots.free and not slots.waiters and self._skip(lat):
+        if slots.free and not slots.waiters and self._skip_to(self.env._now + lat):
             self.write_busy_s += lat
             return ()
         return self._hold(slots, lat, False)
@@ -177,7 +177,7 @@ class Device:
             sem.free -= 1
         else:
             yield sem.acquire()  # type: ignore[misc]   # an event: none is free
-        if not self._skip(lat):
+        if not self._skip_to(self.env._now + lat):
             yield self.env.timeout(lat)
         if sem.waiters:
             sem.release()
@@ -205,7 +205,7 @@ class Device:
         ev = self.write_slots.acquire(slots)
         if ev is not None:
             yield ev
-        if not self._skip(makespan):
+        if not self._skip_to(self.env._now + makespan):
             yield self.env.timeout(makespan)
         self.write_slots.release(slots)
         self.write_busy_s += sum(lats)
@@ -219,7 +219,7 @@ class Device:
                 self._syncs[(op, size, direct)] = draw
         lat = draw()
         ch = self.flush_channel
-        if ch.free and not ch.waiters and self._skip(lat):
+        if ch.free and not ch.waiters and self._skip_to(self.env._now + lat):
             self.flush_busy_s += lat
             return ()
         return self._hold(ch, lat, True)

@@ -10,7 +10,7 @@ current instant instead of the heap (Environment below), and runs in the same or
 
 A thread whose timeout would be the next event processed anyway, with nobody else
 waiting on it, runs through it: the clock moves on and the thread goes on without a
-trip through the loop (Environment.skip, and Thread for a timeout already made). Same
+trip through the loop (Environment.skip_to, and Thread for a timeout already made). Same
 events in the same order, fewer Python calls: at one connection most of a commit's
 timeouts are run through (nothing else is due while its redo and binlog are written).
 """
@@ -107,8 +107,8 @@ class Environment(simpy.Environment):
     of in it (hand-offs are all for the current instant, so the FIFO is in order): no
     heap push and pop, no schedule() call.
 
-    A timeout the running thread would be resumed from next is run through (skip(),
-    skip_to(), Thread._resume_thread) under run(), never under step(), which processes
+    A timeout the running thread would be resumed from next is run through (skip_to(),
+    Thread._resume_thread) under run(), never under step(), which processes
     one event per call as simpy's does."""
 
     def __init__(self, run_through: bool = True) -> None:
@@ -141,28 +141,24 @@ class Environment(simpy.Environment):
         ev.callbacks = []
         return ev
 
-    def skip(self, delay: float) -> bool:
-        """The running thread's timeout of `delay`, run through when nothing else can
-        happen before it ends: no hand-off waiting, nothing in the heap due by then, no
-        other callback of the event being processed. Then the clock moves on and True is
+    def skip_to(self, at: float) -> bool:
+        """The running thread's timeout that ends at `at` (now + its delay, as timeout()
+        computes it, or timeout_at's time), run through when nothing else can happen
+        before it ends: no hand-off waiting, nothing in the heap due by then, no other
+        callback of the event being processed. Then the clock moves on and True is
         returned (the thread goes on, as the loop would have resumed it next); else
         False, and the caller yields the timeout."""
-        if self._sole and not self._handoffs:
-            t = self._now + delay
-            queue = self._queue
-            if not queue or queue[0][0] > t:
-                self._now = t
-                return True
-        return False
-
-    def skip_to(self, at: float) -> bool:
-        """skip(), for a timeout that ends at the absolute time `at` (timeout_at)."""
         if self._sole and not self._handoffs:
             queue = self._queue
             if not queue or queue[0][0] > at:
                 self._now = at
                 return True
         return False
+
+    def others_due_now(self) -> bool:
+        """Whether any other event is due at this instant (a hand-off, the heap's next)."""
+        queue = self._queue
+        return bool(self._handoffs) or bool(queue and queue[0][0] <= self._now)
 
     def timeout_at(self, at: float) -> Timeout:
         """A timeout that ends at the absolute time `at` (>= now), bit for bit: now +

@@ -146,10 +146,7 @@ def redo_sync(srv: Server, upto: int, pre_cpu: bool = True) -> SimGen[None]:
         return
     size = max(REDO_BLOCK, log.unsynced_bytes)
     log.unsynced_bytes = 0
-    if srv.plain_sync:
-        yield from srv.device.sync(srv.sync_op, size, log.direct)
-    else:
-        yield from srv.commit_sync(srv.sync_op, size, log.direct, pre_cpu)
+    yield from srv.commit_sync(srv.sync_op, size, log.direct, pre_cpu)
     c = srv.counters
     c["Innodb_data_fsyncs"] += 1
     c["Innodb_os_log_fsyncs"] += 1

@@ -4,10 +4,11 @@ connections."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from heapq import heappop, heappush
 
 import numpy as np
+from simpy.events import Event
 
 from ..profiles import DeviceProfile
 from .binlog import Binlog, ordered_commit
@@ -82,7 +83,7 @@ class Server:
         self.redo = RedoLog(env, fl, config)
         self.buf_pool = BufferPool(config, workload, self.rng)
         self.flush_ahead = FlushAhead()   # read by MariaDB's flavors only
-        self.binlog = Binlog(env, fl.redo_sync_in_binlog_flush_stage,
+        self.binlog = Binlog(fl.redo_sync_in_binlog_flush_stage,
                              fl.has_binlog_group_commit_counters)
         self.measurement = Measurement()
         self.cpu_slots = self._fifo_cpu_slots()
@@ -155,7 +156,7 @@ class Server:
                     ev = pool.acquire(first=woken)
                     if ev is not None:
                         yield ev
-        if not self.env.skip(seconds):
+        if not self.env.skip_to(self.env._now + seconds):
             yield self.env.timeout(seconds)
         if not keep:
             pool.release()
@@ -204,11 +205,18 @@ class Server:
             yield self.env.timeout(self.wakeup_s)
 
     def commit_sync(self, op: str, size: int, direct: bool,
-                    pre_cpu: bool = True) -> SimGen[None]:
+                    pre_cpu: bool = True) -> Iterable[Event]:
         """A sync in the commit path as the syncing thread lives it: the call's CPU (the
         first half unless the caller charged it, running on from its own work), the
         device, the wake-up when the device completes, then the second half — for which
-        the woken thread queues for a core like any other."""
+        the woken thread queues for a core like any other. Without CPU or wake-up costs
+        it is the device's sync alone (no generator of its own)."""
+        if self.plain_sync:
+            return self.device.sync(op, size, direct)
+        return self._costed_sync(op, size, direct, pre_cpu)
+
+    def _costed_sync(self, op: str, size: int, direct: bool,
+                     pre_cpu: bool) -> SimGen[None]:
         if pre_cpu and self.sync_cpu_half_s:
             yield from self.on_cpu(self.sync_cpu_half_s, pool=self.server_cpu)
         yield from self.device.sync(op, size, direct)
@@ -321,7 +329,7 @@ class Server:
                     elif server_cpu.free and not server_cpu.waiters:
                         # on_cpu inlined for a free core: the hottest call of the model
                         server_cpu.free -= 1
-                        if not env.skip(wire + cpu_s * m):
+                        if not env.skip_to(env._now + (wire + cpu_s * m)):
                             yield env.timeout(wire + cpu_s * m)
                         if not keep:
                             server_cpu.release()
