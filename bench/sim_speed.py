@@ -9,10 +9,12 @@ bare loop in one process, in alternating chunks of 10,000 commits (and so the mo
 a --baseline checkout, when given, in a process of its own), so that both see the same
 minutes of the machine: run one after the other, the bare loop alone moved 59-125 k
 commits/s from one minute to the next. The medians over the rounds are printed, with
-the model's events per commit (simpy events made, hand-offs included; a timeout the
-running thread ran through before making it, Environment.skip_to, is none). Rates are commits per
-CPU second of the process that ran them (time.process_time): on a shared host the wall
-clock measures the neighbours' load more than the code.
+the model's events per commit (event ids taken, hand-offs included; a timeout the
+running thread ran through, Environment.runs_through, takes none; one it passed while
+other events were processed, Environment.pass_time, takes one though it never enters
+the heap). Rates are commits per CPU second of the process that ran them
+(time.process_time): on a shared host the wall clock measures the neighbours' load
+more than the code.
 
 The memory check runs the full model at 16 connections in a process of its own and
 reads its resident set after 1M commits and after each further million up to
@@ -213,8 +215,8 @@ def main() -> None:
                   f"full/bare {statistics.median(ratios[(name, clients)]):.2f} "
                   f"(target >= {targets[clients]:.2f}), "
                   f"{events[(name, clients)][0]:.2f} events/commit "
-                  f"({events[(name, clients)][0] - events[(name, clients)][1]:.2f} through "
-                  f"simpy's heap, {events[(name, clients)][1]:.2f} hand-offs), "
+                  f"({events[(name, clients)][0] - events[(name, clients)][1]:.2f} "
+                  f"timeouts and others, {events[(name, clients)][1]:.2f} hand-offs), "
                   f"1,000,000 commits in "
                   f"{1e6 / statistics.median(rates[(name, clients)]):.1f} s")
     if not args.no_memory:

@@ -250,6 +250,97 @@ def test_running_through_timeouts_changes_nothing(flavor, trx_commit, sync_binlo
     assert through[1]["commits"] > 300
 
 
+def _passing(env: simpy.Environment) -> list:
+    """Threads that pass time (Environment.pass_time where the environment has it, a
+    timeout where not), some while others' events are due before their waits end, with
+    waits ending in the same instants (exact binary delays), hand-offs, a question
+    whether others are due as each wait ends, and runs that stop at a time and at an
+    event: what the loop would have done, in the same order."""
+    log: list = []
+    sleepers: dict[str, simpy.Event] = {}
+    ours = isinstance(env, Environment)
+
+    def due_now() -> bool:
+        return env.others_due_now() if ours else env.peek() <= env.now
+
+    def passer(name: str, delay: float, wakes: list[str], passes: bool = True):
+        for _ in range(6):
+            at = env.now + delay
+            ev = env.pass_time(at) if ours and passes else env.timeout(delay)
+            if ev is not None:
+                yield ev
+            log.append((name, env.now, due_now()))
+            for w in wakes:
+                s = sleepers.get(w)
+                if ours:
+                    wake(s)
+                elif s is not None and not s.triggered:
+                    s.succeed()
+
+    def sleeper(name: str):
+        for _ in range(4):
+            sleepers[name] = ev = env.event()
+            yield ev
+            log.append((name, env.now, due_now()))
+
+    # p3 (plain timeouts) makes its wait to 1.0 before p1 does: p1 passing time to 1.0
+    # processes p3's end, where p3 must find p1's wait due in the same instant, and
+    # the sleeper p3 wakes then must not run before p1 goes on
+    env.process(passer("p3", 1.0, ["s1"], passes=False))
+    env.process(passer("p1", 1.0, ["s2"]))
+    env.process(passer("p2", 0.3, ["s1", "s2"]))
+    env.process(passer("p4", 0.75, []))
+    for s in ("s1", "s2"):
+        env.process(sleeper(s))
+    env.run(until=2.0)
+    log.append(("until time", env.now))
+    done = env.event()
+
+    def closer():
+        yield env.timeout(1.5)
+        if ours:
+            wake(done)
+        else:
+            done.succeed()
+
+    env.process(closer())
+    env.run(until=done)
+    log.append(("until event", env.now))
+    env.run()
+    return log
+
+
+def test_passing_time_processes_what_the_loop_would_in_its_order():
+    plain = _passing(simpy.Environment())
+    assert _passing(Environment()) == plain
+    assert _passing(Environment(run_through=False)) == plain
+    # the instant where one wait ends as another's is processed inside it
+    assert ("p3", 1.0, True) in plain and ("until event", 3.5) in plain
+
+
+def test_a_passing_threads_wait_ending_now_counts_as_due():
+    # p passes time to 1.0 while q's wait, made first, ends at 1.0: resumed inside p's
+    # wait, q must see p's end due in its instant (the loop would have it in the heap)
+    env = Environment()
+    seen = []
+
+    def q():
+        yield env.timeout(1.0)
+        seen.append(("q", env.now, env.others_due_now()))
+        yield env.timeout(1.0)   # (not ending: its end would be due in the instant)
+
+    def p():
+        ev = env.pass_time(1.0)
+        if ev is not None:
+            yield ev
+        seen.append(("p", env.now, env.others_due_now()))
+
+    env.process(q())
+    env.process(p())
+    env.run()
+    assert seen == [("q", 1.0, True), ("p", 1.0, False)]
+
+
 def test_a_run_through_timeout_takes_no_trip_through_the_loop(monkeypatch):
     # one connection: a commit's CPU, its redo write and sync and its binlog write and
     # sync have nothing else due meanwhile; what goes through the loop is mostly the

@@ -48,9 +48,29 @@ class FlushList:
         the hot pages' first writes."""
         taken = hot_taken = rew_taken = 0
         left = float(1 << 62) if slots is None else slots
+        chunks = self.chunks
         # (min() spelt out: this loop runs once per chunk, a page or a few each)
-        while self.chunks and taken < n and left >= 1:
-            c = self.chunks[0]
+        while chunks and taken < n and left >= 1:
+            c = chunks[0]
+            if not c[2]:
+                # no hot pages, so no rewrites (a part of them): first writes only, the
+                # general case below with r = h = 0 (most chunks of most workloads)
+                f = c[1]
+                if n - taken < f:
+                    f = n - taken
+                if first_share > 0:
+                    fits = int(left / first_share)
+                    if fits < f:
+                        f = fits
+                left -= f * first_share
+                taken += f
+                if f == c[1]:
+                    chunks.popleft()
+                    continue
+                c[1] -= f
+                if not f:
+                    break
+                continue
             rw = c[3]
             r = 0
             if rw:
@@ -80,7 +100,7 @@ class FlushList:
             hot_taken += r + h
             rew_taken += r
             if c[1] == 0:
-                self.chunks.popleft()
+                chunks.popleft()
             elif r + f == 0:
                 break
         self.pages -= taken

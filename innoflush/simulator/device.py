@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
+from typing import Any
 
 import numpy as np
 import simpy
@@ -73,10 +74,6 @@ class SumSampler:
         return self.a.mean_s + self.b.mean_s
 
 
-def _never(_at: float) -> bool:
-    return False
-
-
 def size_bucket(size: int) -> int:
     """Round a write size up to a power of two (512 B .. 8 MiB) to share samplers."""
     size = max(512, min(int(size), 8 * 1024 * 1024))
@@ -112,9 +109,14 @@ class Device:
                                       for t in profile.tests)
         self.write_busy_s = 0.0
         self.flush_busy_s = 0.0
-        # a timeout the running thread may run through (events.Environment.skip_to); a
-        # plain simpy Environment (unit tests of the device) has none
-        self._skip_to: Callable[[float], bool] = getattr(env, "skip_to", None) or _never
+        # the running thread's wait until a time (events.Environment.pass_time: None
+        # when passed, else the timeout to yield); a plain simpy Environment (unit tests
+        # of the device) has none: a plain timeout
+        self._pass_time: Callable[[float], Event | None] = (
+            getattr(env, "pass_time", None) or (lambda at: env.timeout(at - env.now)))
+        self._runs_through: Callable[[float], bool] = (
+            getattr(env, "runs_through", None) or (lambda _at: False))
+        self._ours = hasattr(env, "pass_time")
 
     # ---- latency tables ------------------------------------------------------------
     def sampler(self, component: str, op: str, size: int, direct: bool) -> Sampler | SumSampler:
@@ -153,10 +155,11 @@ class Device:
         return self.sampler(component, op, size, direct).mean_s
 
     # ---- operations (what a simulated thread yields from) -----------------------------
-    # write() and sync() return nothing to wait for (an empty tuple) when the call is run
-    # through at once — a free slot or channel, nothing else due before it ends
-    # (events.Environment.skip_to): taken and given back while nothing else runs, the same
-    # as holding it; else the generator that holds it (_hold).
+    # write(), write_many() and sync() return nothing to wait for (an empty tuple) when
+    # the call is run through at once — a free slot or channel, nothing else due before
+    # it ends (events.Environment.runs_through): taken and given back while nothing else
+    # runs, the same as holding it; else the generator that holds it (_hold), which
+    # passes its time with pass_time (other threads' events processed meanwhile).
     def write(self, size: int, direct: bool) -> Iterable[Event]:
         """One write call; holds a queue slot for its latency."""
         draw = self._writes.get((size, direct))
@@ -166,9 +169,16 @@ class Device:
                 self._writes[(size, direct)] = draw
         lat = draw()
         slots = self.write_slots
-        if slots.free and not slots.waiters and self._skip_to(self.env._now + lat):
-            self.write_busy_s += lat
-            return ()
+        if slots.free and not slots.waiters and self._ours:
+            env: Any = self.env
+            at = env._now + lat
+            # Environment.runs_through, inlined (as in sync)
+            if env._sole and not env._handoffs and at < env._horizon:
+                queue = env._queue
+                if not queue or queue[0][0] > at:
+                    env._now = at
+                    self.write_busy_s += lat
+                    return ()
         return self._hold(slots, lat, False)
 
     def _hold(self, sem: Semaphore, lat: float, flush: bool) -> SimGen[None]:
@@ -177,8 +187,9 @@ class Device:
             sem.free -= 1
         else:
             yield sem.acquire()  # type: ignore[misc]   # an event: none is free
-        if not self._skip_to(self.env._now + lat):
-            yield self.env.timeout(lat)
+        ev = self._pass_time(self.env._now + lat)
+        if ev is not None:
+            yield ev
         if sem.waiters:
             sem.release()
         else:
@@ -188,13 +199,18 @@ class Device:
         else:
             self.write_busy_s += lat
 
-    def write_many(self, n: int, size: int, direct: bool) -> SimGen[None]:
-        """n independent writes issued together (async page writes): done when all are."""
+    def write_many(self, n: int, size: int, direct: bool) -> Iterable[Event]:
+        """n independent writes issued together (async page writes): done when all are.
+        Run through, like write(), when the slots are free and nothing else is due."""
         if n <= 0:
-            return
-        sample = self.sampler("write", "none", size, direct)
-        slots = min(n, self.queue_depth)
-        lats = [sample() for _ in range(n)]
+            return ()
+        draw = self._writes.get((size, direct))
+        if draw is None:
+            draw = self.sampler("write", "none", size, direct).draw
+            if len(self._writes) < 4096:
+                self._writes[(size, direct)] = draw
+        slots = n if n < self.queue_depth else self.queue_depth
+        lats = [draw() for _ in range(n)]
         if n <= slots:
             makespan = max(lats)
         else:  # list scheduling over the slots, as the I/O threads would issue them
@@ -202,11 +218,20 @@ class Device:
             for lat in lats:
                 heapq.heapreplace(ends, ends[0] + lat)
             makespan = max(ends)
+        ws = self.write_slots
+        if (ws.free >= slots and not ws.waiters
+                and self._runs_through(self.env._now + makespan)):
+            self.write_busy_s += sum(lats)
+            return ()
+        return self._hold_many(slots, makespan, lats)
+
+    def _hold_many(self, slots: int, makespan: float, lats: list[float]) -> SimGen[None]:
         ev = self.write_slots.acquire(slots)
         if ev is not None:
             yield ev
-        if not self._skip_to(self.env._now + makespan):
-            yield self.env.timeout(makespan)
+        ev = self._pass_time(self.env._now + makespan)
+        if ev is not None:
+            yield ev
         self.write_slots.release(slots)
         self.write_busy_s += sum(lats)
 
@@ -219,9 +244,16 @@ class Device:
                 self._syncs[(op, size, direct)] = draw
         lat = draw()
         ch = self.flush_channel
-        if ch.free and not ch.waiters and self._skip_to(self.env._now + lat):
-            self.flush_busy_s += lat
-            return ()
+        if ch.free and not ch.waiters and self._ours:
+            env: Any = self.env
+            at = env._now + lat
+            # Environment.runs_through, inlined: a call less on the hottest path
+            if env._sole and not env._handoffs and at < env._horizon:
+                queue = env._queue
+                if not queue or queue[0][0] > at:
+                    env._now = at
+                    self.flush_busy_s += lat
+                    return ()
         return self._hold(ch, lat, True)
 
     def dsync_write(self, size: int, direct: bool) -> SimGen[None]:

@@ -10,13 +10,18 @@ current instant instead of the heap (Environment below), and runs in the same or
 
 A thread whose timeout would be the next event processed anyway, with nobody else
 waiting on it, runs through it: the clock moves on and the thread goes on without a
-trip through the loop (Environment.skip_to, and Thread for a timeout already made). Same
-events in the same order, fewer Python calls: at one connection most of a commit's
-timeouts are run through (nothing else is due while its redo and binlog are written).
+trip through the loop (Environment.pass_time, and Thread for a timeout already made).
+When other events are due before its timeout ends, pass_time processes them there, in
+the loop's order, and the thread goes on at its end: the threads they resume run inside
+its wait, none beyond its end (the horizon). A thread that blocks while the loop's next
+event is a hand-off to one other thread resumes that one itself (Thread). Same events
+in the same order, fewer Python calls: a commit's timeouts and the hand-offs between a
+connection and the log threads mostly skip the loop's round trip.
 """
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Generator
 from heapq import heappop, heappush
@@ -55,8 +60,9 @@ class Thread(Process):
 
     def _resume_thread(self, event: Event) -> None:
         env = self.env
-        env._active_proc = self
-        gen = self._generator
+        proc = self
+        env._active_proc = proc
+        gen = proc._generator
         while True:
             try:
                 if event._ok:
@@ -67,34 +73,63 @@ class Thread(Process):
                     exc.__cause__ = event._value
                     event = gen.throw(exc)
             except StopIteration as e:
-                self._ok = True
-                self._value = e.args[0] if len(e.args) else None
-                env.schedule(self)
+                proc._ok = True
+                proc._value = e.args[0] if len(e.args) else None
+                env.schedule(proc)
                 break
             except BaseException as e:
-                self._ok = False
+                proc._ok = False
                 e.__traceback__ = e.__traceback__.tb_next  # type: ignore[union-attr]
-                self._value = e
-                env.schedule(self)
+                proc._value = e
+                env.schedule(proc)
                 break
             try:
                 callbacks = event.callbacks
             except AttributeError:
                 raise RuntimeError(f"Invalid yield value {event!r}") from None
-            if callbacks is not None:
-                if not callbacks and env._sole and not env._handoffs:  # type: ignore[attr-defined]
-                    queue = env._queue
-                    if queue and queue[0][3] is event:
-                        # The event the loop would process next is this one, and this
-                        # thread alone waits on it: process it here (the thread runs on
-                        # at its time), the same order as the loop's, without the loop.
-                        env._now = heappop(queue)[0]
-                        event.callbacks = None  # type: ignore[assignment]
-                        continue
-                callbacks.append(self._resume)
-                self._target = event
+            if callbacks is None:
+                continue
+            if not env._sole:  # type: ignore[attr-defined]
+                callbacks.append(proc._resume)
+                proc._target = event
                 break
+            handoffs = env._handoffs  # type: ignore[attr-defined]
+            queue = env._queue
+            if not callbacks and not handoffs:
+                if (queue and queue[0][3] is event
+                        and queue[0][0] < env._horizon):  # type: ignore[attr-defined]
+                    # The event the loop would process next is this one, and this
+                    # thread alone waits on it: process it here (the thread runs on
+                    # at its time), the same order as the loop's, without the loop.
+                    env._now = heappop(queue)[0]
+                    event.callbacks = None  # type: ignore[assignment]
+                    continue
+            callbacks.append(proc._resume)
+            proc._target = event
+            if handoffs:
+                # The thread sleeps. When the loop's next event is a hand-off to one
+                # thread alone, that thread is resumed here, as the loop would resume
+                # it next (the hand-offs between a committing connection and the log
+                # threads): no round trip through the loop.
+                item = handoffs[0]
+                if (not queue or item < queue[0]) and item[0] < env._horizon:  # type: ignore[attr-defined]
+                    nxt = item[3]
+                    waiting = nxt.callbacks
+                    if (len(waiting) == 1
+                            and getattr(waiting[0], "__func__", None) is _RESUME_THREAD):
+                        handoffs.popleft()
+                        env._now = item[0]
+                        nxt.callbacks = None
+                        proc = waiting[0].__self__
+                        env._active_proc = proc
+                        gen = proc._generator
+                        event = nxt
+                        continue
+            break
         env._active_proc = None
+
+
+_RESUME_THREAD = Thread._resume_thread
 
 
 class Environment(simpy.Environment):
@@ -107,9 +142,9 @@ class Environment(simpy.Environment):
     of in it (hand-offs are all for the current instant, so the FIFO is in order): no
     heap push and pop, no schedule() call.
 
-    A timeout the running thread would be resumed from next is run through (skip_to(),
-    Thread._resume_thread) under run(), never under step(), which processes
-    one event per call as simpy's does."""
+    A thread's timeout is run through or passed (pass_time(), Thread._resume_thread),
+    and a hand-off to a thread taken at once, under run(), never under step(), which
+    processes one event per call as simpy's does."""
 
     def __init__(self, run_through: bool = True) -> None:
         super().__init__()
@@ -119,6 +154,10 @@ class Environment(simpy.Environment):
         # the event being processed has one callback: the thread it resumes may process
         # its own next event (Thread._resume_thread)
         self._sole = False
+        # While a thread passes time (pass_time), the events processed meanwhile are
+        # those due before its end: no thread they resume may go on beyond it.
+        self._horizon = math.inf
+        self._until: Event | None = None   # run()'s: the loop's to process
 
     def timeout(self, delay: float, value: Any = None) -> Timeout:  # type: ignore[override]
         # Timeout.__init__ and schedule() inlined: two calls less on the hottest path
@@ -141,24 +180,88 @@ class Environment(simpy.Environment):
         ev.callbacks = []
         return ev
 
-    def skip_to(self, at: float) -> bool:
-        """The running thread's timeout that ends at `at` (now + its delay, as timeout()
-        computes it, or timeout_at's time), run through when nothing else can happen
-        before it ends: no hand-off waiting, nothing in the heap due by then, no other
-        callback of the event being processed. Then the clock moves on and True is
-        returned (the thread goes on, as the loop would have resumed it next); else
-        False, and the caller yields the timeout."""
-        if self._sole and not self._handoffs:
+    def pass_time(self, at: float) -> Timeout | None:
+        """The running thread's wait until `at` (now + its delay, as timeout() computes
+        it, or timeout_at's time): None when it has passed here, and the thread goes on
+        at `at` as the loop would have resumed it; else the timeout to yield.
+
+        It passes at once (runs through) when nothing is due before `at`. Else, when the
+        thread was resumed alone, the events due before its timeout's place — the
+        place a timeout made now would take: (at, NORMAL, the next id) — are processed
+        here, as the loop would have: the same events in the same order, without the
+        thread's round trip through the heap. The threads they resume may not go on
+        beyond `at` (the horizon); the run's own end, or a failed event, are left to
+        the loop: then the timeout is made in its place and returned."""
+        if self._sole and at < self._horizon:
+            queue = self._queue
+            if not self._handoffs and (not queue or queue[0][0] > at):
+                self._now = at
+                return None
+            return self._pass_events(at)
+        return self.timeout_at(at)
+
+    def runs_through(self, at: float) -> bool:
+        """pass_time's first case alone: True (and the clock at `at`) when nothing is
+        due before `at` and the running thread may go on to it; else False, nothing
+        done. (Device.write and Device.sync have it inline.)"""
+        if self._sole and at < self._horizon and not self._handoffs:
             queue = self._queue
             if not queue or queue[0][0] > at:
                 self._now = at
                 return True
         return False
 
+    def _pass_events(self, at: float) -> Timeout | None:
+        eid = next(self._eid)
+        place = (at, NORMAL, eid)
+        queue, handoffs = self._queue, self._handoffs
+        proc, horizon, until = self._active_proc, self._horizon, self._until
+        self._horizon = at
+        try:
+            while True:
+                # the loop's choice (_loop): the oldest hand-off before the heap's later
+                if handoffs and (not queue or handoffs[0] < queue[0]):
+                    item = handoffs[0]
+                    if not item < place:
+                        break
+                    event = item[3]
+                    if event is until or not event._ok:
+                        return self._wait_in_place(at, eid)
+                    handoffs.popleft()
+                elif queue and queue[0] < place:
+                    item = queue[0]
+                    event = item[3]
+                    if event is until or not event._ok:
+                        return self._wait_in_place(at, eid)
+                    heappop(queue)
+                else:
+                    break
+                self._now = item[0]
+                callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
+                self._sole = len(callbacks) == 1
+                for callback in callbacks:
+                    callback(event)
+            self._now = at
+            return None
+        finally:
+            self._horizon = horizon
+            self._active_proc = proc
+            self._sole = True
+
+    def _wait_in_place(self, at: float, eid: int) -> Timeout:
+        """The timeout pass_time gave up passing, in the place it reserved."""
+        ev = Sleep.__new__(Sleep)
+        ev.env = self
+        ev.callbacks = []
+        heappush(self._queue, (at, NORMAL, eid, ev))
+        return ev
+
     def others_due_now(self) -> bool:
-        """Whether any other event is due at this instant (a hand-off, the heap's next)."""
+        """Whether any other event is due at this instant: a hand-off, the heap's next,
+        or the timeout of a thread passing time (pass_time) that ends now."""
         queue = self._queue
-        return bool(self._handoffs) or bool(queue and queue[0][0] <= self._now)
+        return (bool(self._handoffs) or bool(queue and queue[0][0] <= self._now)
+                or self._now >= self._horizon)
 
     def timeout_at(self, at: float) -> Timeout:
         """A timeout that ends at the absolute time `at` (>= now), bit for bit: now +
@@ -191,6 +294,7 @@ class Environment(simpy.Environment):
             self.schedule(stop, URGENT, at - self._now)
             stop.callbacks.append(StopSimulation.callback)
             until = stop
+        self._until = until
         try:
             self._loop(-1)
         except StopSimulation as exc:

@@ -144,55 +144,58 @@ def flush_batch(srv: Server, n: int) -> SimGen[int]:
 
 
 def dblwr_instance(srv: Server, batch: _Batch) -> SimGen[None]:
-    """One doublewrite instance: takes the next segment of the batch until none is left.
-    A segment is as many pages as fill dblwr_segment_pages slots of the doublewrite
-    buffer (the pages that bypass it take none)."""
-    buf_pool = srv.buf_pool
-    dblwr = srv.config.innodb_doublewrite
+    """One doublewrite instance: takes the next segment of the batch until none is left,
+    and writes it. A segment is as many pages as fill dblwr_segment_pages slots of the
+    doublewrite buffer (the pages that bypass it take none); of its pages, `rewrites`
+    were written before (MariaDB doublewrites them whatever dblwr_page_share says of
+    the first writes)."""
+    buf_pool, device, c = srv.buf_pool, srv.device, srv.counters
+    flush_list, unflushed = buf_pool.flush_list, buf_pool.unflushed
+    fl, cfg = srv.flavor, srv.config
+    dblwr = cfg.innodb_doublewrite
     share = srv.workload.dblwr_page_share if dblwr else 1.0
-    while batch.left > 0 and buf_pool.flush_list.pages > 0:
-        oldest, k, hot, rewrites = buf_pool.take_segment(batch.left, srv.dblwr_segment_pages,
-                                                     share)
+    segment_pages, block = srv.dblwr_segment_pages, fl.dblwr_block_pages
+    dblwr_sync = fl.dblwr_sync_required(cfg.innodb_flush_method)
+    data_syncs = (not fl.data_file_sync_skipped(cfg.innodb_flush_method)
+                  and not srv.data_write_through)
+    direct, sync_op = srv.data_direct, srv.sync_op
+    # (the segment's writes inline, not a step of their own: a generator less per
+    # segment, and a frame less each time the instance is resumed)
+    while batch.left > 0 and flush_list.pages > 0:
+        oldest, k, hot, rewrites = buf_pool.take_segment(batch.left, segment_pages, share)
         batch.left -= k
         batch.flushed += k
-        yield from flush_segment(srv, k, rewrites if dblwr else 0)
+        if dblwr:
+            # pages re-initialised since their last write go straight to their file
+            # (their redo rebuilds them: MariaDB's buf_page_t::flush); the rest are
+            # doublewritten
+            d = rewrites + buf_pool.dblwr_carry.take((k - rewrites) * share, k - rewrites)
+            if d:
+                for i in range(0, d, block):
+                    b = min(block, d - i)
+                    yield from device.write(b * PAGE_BYTES, direct)
+                    c["Innodb_data_writes"] += 1
+                    c["Innodb_data_written"] += b * PAGE_BYTES
+                c["Innodb_dblwr_writes"] += 1
+                c["Innodb_dblwr_pages_written"] += d
+                if dblwr_sync:
+                    yield from device.sync(sync_op, d * PAGE_BYTES, direct)
+                    c["Innodb_data_fsyncs"] += 1
+                    c["dblwr_syncs"] += 1
+        # in-place page writes, each to a tablespace of the workload
+        spaces = buf_pool.spaces_written(k)
+        yield from device.write_many(k, PAGE_BYTES, direct)
+        c["Innodb_data_writes"] += k
+        c["Innodb_data_written"] += k * PAGE_BYTES
+        c["Innodb_pages_written"] += k
+        if data_syncs:
+            buf_pool.mark_unflushed(spaces)
+        # fil_flush_file_spaces (below), inline
+        while unflushed:
+            yield from device.sync(sync_op, unflushed.popitem()[1], direct)
+            c["Innodb_data_fsyncs"] += 1
+            c["data_file_syncs"] += 1
         buf_pool.segment_written(oldest, hot)
-
-
-def flush_segment(srv: Server, k: int, rewrites: int) -> SimGen[None]:
-    """Write k pages of which `rewrites` were written before (MariaDB doublewrites them
-    whatever dblwr_page_share says of the first writes)."""
-    fl = srv.flavor
-    buf_pool = srv.buf_pool
-    c = srv.counters
-    method = srv.config.innodb_flush_method
-    if srv.config.innodb_doublewrite:
-        # pages re-initialised since their last write go straight to their file (their
-        # redo rebuilds them: MariaDB's buf_page_t::flush); the rest are doublewritten
-        d = rewrites + buf_pool.dblwr_carry.take((k - rewrites) * srv.workload.dblwr_page_share,
-                                             k - rewrites)
-        if d:
-            block = fl.dblwr_block_pages
-            for i in range(0, d, block):
-                b = min(block, d - i)
-                yield from srv.device.write(b * PAGE_BYTES, srv.data_direct)
-                c["Innodb_data_writes"] += 1
-                c["Innodb_data_written"] += b * PAGE_BYTES
-            c["Innodb_dblwr_writes"] += 1
-            c["Innodb_dblwr_pages_written"] += d
-            if fl.dblwr_sync_required(method):
-                yield from srv.device.sync(srv.sync_op, d * PAGE_BYTES, srv.data_direct)
-                c["Innodb_data_fsyncs"] += 1
-                c["dblwr_syncs"] += 1
-    # in-place page writes, each to a tablespace of the workload
-    spaces = buf_pool.spaces_written(k)
-    yield from srv.device.write_many(k, PAGE_BYTES, srv.data_direct)
-    c["Innodb_data_writes"] += k
-    c["Innodb_data_written"] += k * PAGE_BYTES
-    c["Innodb_pages_written"] += k
-    if not fl.data_file_sync_skipped(method) and not srv.data_write_through:
-        buf_pool.mark_unflushed(spaces)
-    yield from fil_flush_file_spaces(srv)
 
 
 def fil_flush_file_spaces(srv: Server) -> SimGen[None]:

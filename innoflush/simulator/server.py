@@ -156,8 +156,9 @@ class Server:
                     ev = pool.acquire(first=woken)
                     if ev is not None:
                         yield ev
-        if not self.env.skip_to(self.env._now + seconds):
-            yield self.env.timeout(seconds)
+        ev = self.env.pass_time(self.env._now + seconds)
+        if ev is not None:
+            yield ev
         if not keep:
             pool.release()
         self.measurement.ran(seconds)
@@ -306,7 +307,9 @@ class Server:
                 wire = client_s * m if client_s > 0 else 0.0
                 if wire and not (lone and (i < n - 1 or log.lsn - log.checkpoint_lsn
                                            < log.stop_age)):
-                    yield env.timeout(wire)
+                    ev = env.pass_time(env._now + wire)
+                    if ev is not None:
+                        yield ev
                     wire = 0.0
                 if (i == n - 1 and not wire
                         and log.lsn - log.checkpoint_lsn >= log.stop_age):
@@ -318,8 +321,9 @@ class Server:
                         now = env._now
                         end = (free_at if free_at > now else now) + cpu_s * m
                         heappush(slots, end)
-                        if not env.skip_to(end):
-                            yield env.timeout_at(end)
+                        ev = env.pass_time(end)
+                        if ev is not None:
+                            yield ev
                         if meas.measuring:   # Measurement.ran, inlined
                             meas.cpu_busy_s += cpu_s * m
                     elif split and i < n - 1:
@@ -329,8 +333,9 @@ class Server:
                     elif server_cpu.free and not server_cpu.waiters:
                         # on_cpu inlined for a free core: the hottest call of the model
                         server_cpu.free -= 1
-                        if not env.skip_to(env._now + (wire + cpu_s * m)):
-                            yield env.timeout(wire + cpu_s * m)
+                        ev = env.pass_time(env._now + (wire + cpu_s * m))
+                        if ev is not None:
+                            yield ev
                         if not keep:
                             server_cpu.release()
                         if meas.measuring:
