@@ -115,7 +115,7 @@ def ordered_commit(srv: Server, lsn: int, nbytes: int) -> SimGen[None]:
     binlog.forming = BinlogGroup()
     if mysql and srv.trx_commit in (1, 2):
         yield from log_write_up_to(srv, group.lsns_max, flush=srv.trx_commit == 1)
-    yield from srv.device.write(max(512, group.bytes), False)
+    yield from srv.device.write(group.bytes if group.bytes > 512 else 512, False)
     binlog.unsynced_bytes += group.bytes
     c = srv.counters
     c["binlog_groups"] += 1
@@ -145,7 +145,7 @@ def binlog_sync(srv: Server) -> SimGen[None]:
     n = srv.config.sync_binlog   # _sync_due, inlined
     if n > 0 and binlog.sync_counter + 1 >= n:
         binlog.sync_counter = 0
-        size = max(512, binlog.unsynced_bytes)
+        size = binlog.unsynced_bytes if binlog.unsynced_bytes > 512 else 512
         binlog.unsynced_bytes = 0
         yield from srv.commit_sync("fdatasync", size, False)
         srv.counters["binlog_syncs"] += 1

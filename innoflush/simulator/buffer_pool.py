@@ -156,7 +156,8 @@ class BufferPool:
         pages written back since the last commit."""
         k = self.dirty_carry.take(self.workload.pages_dirtied_per_trx)
         if k:
-            self.flush_list.add(lsn, k, self.hot_pages(k))
+            self.flush_list.add(lsn, k, self.hot_pages(k) if self.workload.hot_page_share
+                                else 0)
             self.pages_dirtied += k
         if self.hot_pages_clean:
             # a hot page is changed again within a few hundred commits of its write:

@@ -172,7 +172,7 @@ def dblwr_instance(srv: Server, batch: _Batch) -> SimGen[None]:
             d = rewrites + buf_pool.dblwr_carry.take((k - rewrites) * share, k - rewrites)
             if d:
                 for i in range(0, d, block):
-                    b = min(block, d - i)
+                    b = d - i if d - i < block else block
                     yield from device.write(b * PAGE_BYTES, direct)
                     c["Innodb_data_writes"] += 1
                     c["Innodb_data_written"] += b * PAGE_BYTES

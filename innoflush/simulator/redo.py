@@ -110,14 +110,12 @@ class RedoLog:
 
 
 
-def _round_block(n: int) -> int:
-    return max(REDO_BLOCK, -(-n // REDO_BLOCK) * REDO_BLOCK)
-
-
 def redo_write(srv: Server, upto: int) -> SimGen[None]:
     """Write the log buffer up to `upto` (one write call), or write-and-sync under O_DSYNC."""
     log = srv.redo
-    size = _round_block(upto - log.write_lsn)
+    size = -(-(upto - log.write_lsn) // REDO_BLOCK) * REDO_BLOCK   # whole log blocks
+    if size < REDO_BLOCK:
+        size = REDO_BLOCK
     c = srv.counters
     c["Innodb_log_writes"] += 1
     c["Innodb_os_log_written"] += size
@@ -127,13 +125,15 @@ def redo_write(srv: Server, upto: int) -> SimGen[None]:
     if log.write_through:
         yield from srv.device.dsync_write(size, log.direct)
         yield from srv.woken()
-        log.write_lsn = max(log.write_lsn, upto)
+        if upto > log.write_lsn:
+            log.write_lsn = upto
         log.unsynced_bytes = 0
         log.mark_flushed(upto)
         srv.count("redo_syncs")
     else:
         yield from srv.device.write(size, log.direct)
-        log.write_lsn = max(log.write_lsn, upto)
+        if upto > log.write_lsn:
+            log.write_lsn = upto
         log.unsynced_bytes += size
     log.mark_written()
 
@@ -144,7 +144,7 @@ def redo_sync(srv: Server, upto: int, pre_cpu: bool = True) -> SimGen[None]:
     log = srv.redo
     if log.write_through:
         return
-    size = max(REDO_BLOCK, log.unsynced_bytes)
+    size = log.unsynced_bytes if log.unsynced_bytes > REDO_BLOCK else REDO_BLOCK
     log.unsynced_bytes = 0
     yield from srv.commit_sync(srv.sync_op, size, log.direct, pre_cpu)
     c = srv.counters
