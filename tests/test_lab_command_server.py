@@ -30,6 +30,12 @@ pytestmark = pytest.mark.server
 
 GENERATOR = r'''
 import os, signal, sys, time
+n = 0
+def stop(sig, frame):
+    print(f"stopped by signal {sig} after {n} inserts", flush=True)
+    sys.exit(0)
+# first: on a loaded host the window's end can come before the connection is made
+signal.signal(signal.SIGTERM, stop)
 import pymysql
 host, port, user, pwfile, threads, seconds, db, mode = sys.argv[1:9]
 with open(pwfile) as f:
@@ -43,11 +49,6 @@ if mode == "prepare":
     cur.execute("CREATE TABLE fake (id INT AUTO_INCREMENT PRIMARY KEY, v INT) ENGINE=InnoDB")
     print("prepared", flush=True)
     sys.exit(0)
-n = 0
-def stop(sig, frame):
-    print(f"stopped by signal {sig} after {n} inserts", flush=True)
-    sys.exit(0)
-signal.signal(signal.SIGTERM, stop)
 cur.execute("SELECT COUNT(*) FROM fake")          # the prepare command made it
 end = time.monotonic() + float(seconds)
 while time.monotonic() < end:
