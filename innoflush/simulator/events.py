@@ -115,8 +115,12 @@ class Thread(Process):
                 if (not queue or item < queue[0]) and item[0] < env._horizon:  # type: ignore[attr-defined]
                     nxt = item[3]
                     waiting = nxt.callbacks
-                    if (len(waiting) == 1
-                            and getattr(waiting[0], "__func__", None) is _RESUME_THREAD):
+                    try:   # (a bound method's function, read without getattr's call)
+                        taken = (len(waiting) == 1
+                                 and waiting[0].__func__ is _RESUME_THREAD)
+                    except AttributeError:   # a plain function's callback
+                        taken = False
+                    if taken:
                         handoffs.popleft()
                         env._now = item[0]
                         nxt.callbacks = None
