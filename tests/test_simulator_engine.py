@@ -341,6 +341,41 @@ def test_a_passing_threads_wait_ending_now_counts_as_due():
     assert seen == [("q", 1.0, True), ("p", 1.0, False)]
 
 
+def test_passing_time_nests_only_so_deep():
+    # each thread passes time to an end before the last one's, and each starts inside
+    # the wait of the one before: 300 deep, were there no limit (Python's recursion
+    # limit is 1,000 frames); beyond MAX_PASSING the waits are timeouts, the order kept
+    from innoflush.simulator.events import MAX_PASSING
+
+    def ends(env: simpy.Environment) -> list:
+        log: list = []
+
+        def thread(i: int):
+            at = env.now + (300 - i)
+            ev = env.pass_time(at) if isinstance(env, Environment) else env.timeout(300 - i)
+            if ev is not None:
+                yield ev
+            log.append((i, env.now))
+
+        for i in range(300):
+            env.process(thread(i))
+        env.run()
+        return log
+
+    env = Environment()
+    deepest = 0
+    pass_events = env._pass_events
+
+    def counting(at: float):
+        nonlocal deepest
+        deepest = max(deepest, env._passing + 1)
+        return pass_events(at)
+
+    env._pass_events = counting   # type: ignore[method-assign]
+    assert ends(env) == ends(simpy.Environment())
+    assert deepest == MAX_PASSING
+
+
 def test_a_run_through_timeout_takes_no_trip_through_the_loop(monkeypatch):
     # one connection: a commit's CPU, its redo write and sync and its binlog write and
     # sync have nothing else due meanwhile; what goes through the loop is mostly the
