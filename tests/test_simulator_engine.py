@@ -10,8 +10,14 @@ import simpy
 from simprofiles import consumer_ssd, plp_ssd
 
 from innoflush.simulator import ServerConfig, Workload
-from innoflush.simulator.events import Environment, wake
-from innoflush.simulator.histogram import MAX_RELATIVE_ERROR, LatencyHistogram
+from innoflush.simulator.events import Environment, rearm, wake
+from innoflush.simulator.histogram import (
+    BUCKETS,
+    MAX_RELATIVE_ERROR,
+    PENDING,
+    LatencyHistogram,
+    R,
+)
 
 
 def _trace(env: simpy.Environment) -> list[tuple[str, float]]:
@@ -470,6 +476,63 @@ def test_histogram_edges_empty_and_pickle():
     assert back.percentiles([0, 100]) == [lo, hi] and back.n == 2
     # fixed memory: the counts do not grow with what is added
     assert len(back.counts) == len(LatencyHistogram().counts)
+
+
+def test_histogram_counts_in_batches_what_one_at_a_time_would():
+    """add() defers the counting (PENDING at a time, with numpy): the counts, zeros, n
+    and the running sum are those of counting each value as it comes (math.log per
+    value, the sum in the order added), whenever the histogram is read."""
+    import math
+    rng = np.random.default_rng(7)
+    values = np.concatenate([rng.lognormal(np.log(1e-3), 2.0, 2 * PENDING + 123),
+                             np.zeros(40), -np.ones(3), [1e-12, 1e9]])
+    rng.shuffle(values)
+    h = LatencyHistogram()
+    counts, zeros, total = [0] * BUCKETS, 0, 0.0
+    offset = math.floor(math.log(1e-9) * (1.0 / math.log(R)))
+    for i, v in enumerate(values.tolist()):
+        h.add(v)
+        total += v
+        if v <= 0:
+            zeros += 1
+        else:
+            k = math.floor(math.log(v) * (1.0 / math.log(R))) - offset
+            counts[min(max(k, 0), BUCKETS - 1)] += 1
+        assert len(h.pending) < PENDING          # never more than a batch waits
+        if i == PENDING + 10:
+            assert h.n == i + 1                   # n counts what waits too
+    assert h.n == len(values)
+    assert h.mean() == total / len(values)       # (reading folds what waits)
+    assert not h.pending and h.zeros == zeros
+    assert h.counts.tolist() == counts
+
+
+def test_a_rearmed_event_is_a_new_sleep_each_time():
+    """rearm(): a thread sleeping on the same event again is woken as by a new one, and
+    a wake of the processed event before it is rearmed does nothing."""
+    env = Environment()
+    field: dict = {}
+    log: list[float] = []
+
+    def sleeper():
+        ev = env.event()
+        for _ in range(3):
+            field["ev"] = rearm(ev)
+            yield ev
+            log.append(env.now)
+            wake(ev)          # processed: nothing to wake
+            yield env.timeout(0.5)
+
+    def waker():
+        for _ in range(3):
+            yield env.timeout(1.0)
+            wake(field["ev"])
+            wake(field["ev"])  # woken already in this instant: nothing more
+
+    env.process(sleeper())
+    env.process(waker())
+    env.run()
+    assert log == [1.0, 2.0, 3.0]
 
 
 def test_a_long_run_result_pickles():

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 from simpy.events import Event
 
-from .events import wake
 from .histogram import LatencyHistogram
 
 
@@ -16,7 +15,9 @@ class Measurement:
     latency (counted in histograms: fixed memory, histogram.py), the time users stalled
     for redo space, the CPU time run. max_age, the largest checkpoint age, covers the
     whole run. commits_done, when set, succeeds once
-    the commit counter reaches commit_target (a cost cap on the window)."""
+    the commit counter reaches commit_target (a cost cap on the window). What a commit
+    records is written by the connection's loop itself (Server.connection: the hottest
+    path, no call per commit)."""
 
     __slots__ = ("measuring", "commit_latency", "trx_latency", "stall_s", "max_age",
                  "cpu_busy_s", "commits_done", "commit_target")
@@ -47,16 +48,6 @@ class Measurement:
         """A user waited `seconds` for redo space (log_free_check)."""
         if self.measuring:
             self.stall_s += seconds
-
-    def committed(self, trx_start: float, commit_start: float, now: float,
-                  commits: int) -> None:
-        """A transaction that began at trx_start committed (its COMMIT began at
-        commit_start); `commits` are counted so far."""
-        if self.commits_done is not None and commits >= self.commit_target:
-            wake(self.commits_done)
-        if self.measuring:
-            self.commit_latency.add(now - commit_start)
-            self.trx_latency.add(now - trx_start)
 
 
 @dataclass(frozen=True)

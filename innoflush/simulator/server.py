@@ -17,6 +17,7 @@ from .config import ServerConfig, ServerStart, Workload
 from .device import Device
 from .events import Environment, SimGen, wake
 from .flavors import PAGE_BYTES
+from .histogram import PENDING
 from .mariadb_page_cleaner import FlushAhead, buf_flush_ahead, mariadb_page_cleaner
 from .measurement import Measurement, Window
 from .page_cleaner import page_cleaner
@@ -291,6 +292,9 @@ class Server:
         # read_write/write_only at 4-16 threads were modelled 15-22 % slow).
         split = server_cpu is not self.cpu
         redo_bytes = wl.redo_bytes_per_trx
+        growth_per_trx, extend_bytes = wl.growth_bytes_per_trx, wl.extend_bytes
+        # the measured window's latency histograms (what a commit records, below)
+        commit_latencies, trx_latencies = meas.commit_latency, meas.trx_latency
         while True:
             t0 = env._now
             # this transaction's share of the mean work (rows, index pages: transactions
@@ -357,7 +361,11 @@ class Server:
             if flush_ahead and age > async_flush_age:
                 buf_flush_ahead(self, lsn)
             buf_pool.note_modification(lsn)
-            if buf_pool.tablespace_full():
+            # BufferPool.tablespace_full, inlined
+            growth = buf_pool.growth_carry + growth_per_trx
+            full = growth >= extend_bytes
+            buf_pool.growth_carry = growth - extend_bytes if full else growth
+            if full:
                 if on_cpu:
                     self.cpu_release(on_cpu)
                     on_cpu = None
@@ -385,7 +393,20 @@ class Server:
                 # server's (redo syncs at 16 connections +40 %).
                 yield from self.on_cpu(post_commit_s, pool=server_cpu, woken=sleeps)
             counters["commits"] = commits = counters["commits"] + 1
-            meas.committed(t0, t1, env._now, commits)
+            # What the measurement records of a commit (Measurement), written here: the
+            # window's commit cap, and while measuring the commit's and transaction's
+            # latencies (LatencyHistogram.add, for both at once)
+            done = meas.commits_done
+            if done is not None and commits >= meas.commit_target:
+                wake(done)
+            if meas.measuring:
+                now = env._now
+                pending = commit_latencies.pending
+                pending.append(now - t1)
+                trx_latencies.pending.append(now - t0)
+                if len(pending) >= PENDING:
+                    commit_latencies.fold()
+                    trx_latencies.fold()
 
     # ---- wiring --------------------------------------------------------------------
     def start(self) -> None:
