@@ -138,7 +138,7 @@ class BufferPool:
         self.dblwr_carry = Carry()
         self.hot_pages_clean = 0   # hot pages written back, dirtied again at the next commit
         self.pages_dirtied = 0
-        self.growth_carry = 0.0
+        self.growth_carry = 0.0   # inserts since the last extension (Server.connection)
         self.unflushed: dict[int, int] = {}   # tablespace: bytes written since its sync
         self._file_draws: list[int] = []
 
@@ -176,16 +176,6 @@ class BufferPool:
         if not share:
             return 0
         return self.hot_carry.take(k * share, k)
-
-    def tablespace_full(self) -> bool:
-        """A transaction's inserts grow its tablespace: True when they fill the space the
-        last extension added (fsp_reserve_free_extents then extends the file)."""
-        wl = self.workload
-        self.growth_carry += wl.growth_bytes_per_trx
-        if self.growth_carry >= wl.extend_bytes:
-            self.growth_carry -= wl.extend_bytes
-            return True
-        return False
 
     def oldest_modification(self) -> int | None:
         """buf_pool.get_oldest_modification(0): the oldest page dirty or still being

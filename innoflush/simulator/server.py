@@ -361,7 +361,9 @@ class Server:
             if flush_ahead and age > async_flush_age:
                 buf_flush_ahead(self, lsn)
             buf_pool.note_modification(lsn)
-            # BufferPool.tablespace_full, inlined
+            # its inserts grow its tablespace: when they fill the space the last
+            # extension added, fsp_reserve_free_extents extends the file (the carry
+            # is the buffer pool's; here, not a call per commit)
             growth = buf_pool.growth_carry + growth_per_trx
             full = growth >= extend_bytes
             buf_pool.growth_carry = growth - extend_bytes if full else growth
