@@ -382,3 +382,50 @@ def test_range_variants_keep_or_drop_the_sleeping_commits_cpu():
     assert pess.sleep_cpu_us == 0 and pess.commit_cpu_us == pytest.approx(42.0)
     opt.validate()
     pess.validate()
+
+
+# ---- a lone connection's round trips (advisor/round_trip.py, live/handoff.py) ------------
+
+def _handoff(free: float, pinned: float) -> dict:
+    return {"round_trip_us": free, "pinned_us": pinned, "ratio": round(free / pinned, 2),
+            "work_us": 10.0, "rounds": [[free, pinned]], "problem": None}
+
+
+def test_a_slow_hand_off_gives_a_lone_connection_a_floor():
+    from innoflush.advisor.round_trip import RATIO_MIN, STATEMENT_ROUND_TRIPS
+    ev = _ev_with_cpu(300.0, inside=3200.0, wait=3000.0)
+    ev.connections = Input(1.0, "measured", "test")
+    ev.handoff = _handoff(80.0, 32.0)             # wake-ups make the round trip
+    wl, inputs, _, _ = measured_workload(ev, _observed(), True)
+    assert wl.round_trip_floor_us == pytest.approx(STATEMENT_ROUND_TRIPS * 80.0)
+    assert inputs["round_trip_floor_us"]["source"] == "measured"
+    assert "80 µs" in inputs["round_trip_floor_us"]["detail"]
+    # a host whose idle cores wake at once: no floor, and the input says why
+    ev.handoff = _handoff(RATIO_MIN * 30.0 * 0.9, 30.0)
+    wl, inputs, _, _ = measured_workload(ev, _observed(), True)
+    assert wl.round_trip_floor_us == 0.0
+    assert "wake at once" in inputs["round_trip_floor_us"]["detail"]
+    # not measured (another host): no floor, the reason kept
+    ev.handoff, ev.handoff_note = None, "not measured: the server is on another host"
+    wl, inputs, _, _ = measured_workload(ev, _observed(), True)
+    assert wl.round_trip_floor_us == 0.0
+    assert inputs["round_trip_floor_us"]["source"] == "unknown"
+    assert "another host" in inputs["round_trip_floor_us"]["detail"]
+    # four connections keep the cores busy: never a floor, whatever the probe said
+    ev.connections = Input(4.0, "measured", "test")
+    ev.handoff = _handoff(80.0, 32.0)
+    wl, _, _, _ = measured_workload(ev, _observed(), True)
+    assert wl.round_trip_floor_us == 0.0
+
+
+def test_the_hand_off_probe_survives_a_report_round_trip():
+    from innoflush.live.workload import WorkloadEvidence
+    ev = _ev_with_cpu(300.0)
+    ev.handoff = _handoff(80.0, 32.0)
+    back = WorkloadEvidence.from_dict(ev.to_dict())
+    assert back.handoff == ev.handoff
+    ev.handoff, ev.handoff_note = None, "not measured: one core only"
+    d = ev.to_dict()
+    assert d["handoff"] == {"problem": "not measured: one core only"}
+    back = WorkloadEvidence.from_dict(d)
+    assert back.handoff is None and back.handoff_note == "not measured: one core only"

@@ -624,3 +624,36 @@ def test_mariadb_binlog_leader_takes_its_queue_before_its_redo_group_arrives(con
              Workload(connections=conns, cpu_us_per_trx=100, client_us_per_trx=50))
     assert r0.commits / r0.internal["redo_syncs"] > 0.85 * conns / 2
     assert r0.tps > 2.2 * r.tps
+
+
+def test_a_lone_connection_that_does_not_sleep_keeps_the_round_trip_floor():
+    """round_trip_floor_us: a lone connection at a setting without a sync at commit takes
+    at least the floor per statement; while commits sleep, or with more connections,
+    the floor changes nothing at all."""
+    from innoflush.simulator.tps import DurabilitySetting, commit_path
+
+    def run(trx_commit: int, connections: int, floor: float):
+        wl = Workload(connections=connections, cpu_us_per_trx=80.0, client_us_per_trx=20.0,
+                      client_cpu_us_per_trx=20.0, statements_per_trx=6,
+                      pages_dirtied_per_trx=0.01, growth_bytes_per_trx=0.0,
+                      round_trip_floor_us=floor)
+        cfg = ServerConfig(flavor="mariadb-10.11", innodb_flush_log_at_trx_commit=trx_commit,
+                           log_bin=False, cpu_cores=2)
+        return simulate(cfg, wl, consumer_ssd(), duration_s=1.0, seed=3)
+
+    free, floored = run(2, 1, 0.0), run(2, 1, 200.0)
+    assert free.tps > 3 * floored.tps
+    assert floored.tps == pytest.approx(1e6 / (6 * 200.0), rel=0.05)
+    for trx_commit, conns in ((1, 1), (2, 4)):
+        assert run(trx_commit, conns, 200.0).tps == run(trx_commit, conns, 0.0).tps
+    # the one-connection arithmetic of `tps` keeps it the same way
+    wl = Workload(cpu_us_per_trx=80.0, client_us_per_trx=20.0, statements_per_trx=6,
+                  round_trip_floor_us=200.0, growth_bytes_per_trx=0.0)
+    relaxed = DurabilitySetting("r", "r", trx_commit=2, log_bin=False, sync_binlog=0,
+                                use_fdatasync=False)
+    durable = DurabilitySetting("d", "d", trx_commit=1, log_bin=False, sync_binlog=0,
+                                use_fdatasync=False)
+    assert commit_path(consumer_ssd(), relaxed, "mariadb-10.11", wl).work_s == \
+        pytest.approx(6 * 200e-6)
+    assert commit_path(consumer_ssd(), durable, "mariadb-10.11", wl).work_s == \
+        pytest.approx(100e-6)

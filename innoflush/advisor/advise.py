@@ -15,7 +15,7 @@ from ..live.facts import (
 )
 from ..live.sampling import POLLED, combine, interval_between, observe
 from ..live.workload import evidence as workload_evidence
-from ..live.workload import measure_workload, redo_syncs_known
+from ..live.workload import measure_handoff_cost, measure_workload, redo_syncs_known
 from .candidates import candidate_changes, mark_advised
 from .device import device_from_profile, reconcile_with_sys
 from .fit import fit_workload, workload_from_profile
@@ -101,6 +101,8 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
         cpu_cores=cpu_cores, is_local=is_local, progress=progress)
     if after_window is not None:
         after_window()
+    if evidence is not None:
+        measure_handoff_cost(evidence, is_local)
     return _assess(facts, intervals, evidence,
                    source={"kind": "live", "path": None, "snapshots": samples + 1},
                    conn_public=conn_public, datadir=datadir, datadir_fs=datadir_fs,

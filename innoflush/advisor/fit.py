@@ -31,6 +31,7 @@ from ..measure.facts import completion_cores, gather_facts
 from ..simulator import ServerConfig, ServerStart, Workload, simulate
 from ..simulator.config import MiB
 from ..simulator.flavors import PAGE_BYTES, get_flavor
+from .round_trip import round_trip_floor
 from .sleep_cost import (
     CLIENT_FLOOR_SHARE,
     client_sleep_cost_us,
@@ -404,13 +405,15 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True
     inputs["work_cv"] = {"value": DEFAULT_WORK_CV, "source": "default",
                          "detail": "how much transactions differ is not shown by the server; "
                          "the lab's calibrations measured 0.28-0.5 for inserts"}
+    floor, inputs["round_trip_floor_us"] = round_trip_floor(ev.handoff, conns,
+                                                            ev.handoff_note)
     wl = replace(base, connections=conns, cpu_us_per_trx=round(cpu, 3),
                  commit_cpu_us=round(commit_cpu, 3), sleep_cpu_us=round(sleep_cpu, 3),
                  client_us_per_trx=round(outside, 3),
                  client_cpu_us_per_trx=round(client_cpu, 3), statements_per_trx=stmts,
                  cpu_us_per_trx_sleeping=round(cpu_sleeping, 3),
                  client_cpu_us_per_trx_sleeping=round(client_sleeping, 3),
-                 work_cv=DEFAULT_WORK_CV, **changes)
+                 work_cv=DEFAULT_WORK_CV, round_trip_floor_us=floor, **changes)
     wl.validate()
     return wl, inputs, assumptions, []
 

@@ -384,6 +384,13 @@ def _workload_text(w: dict | None, captured: bool = False) -> list[str]:
         if x.get("low") is not None and x.get("high") is not None:
             v += f" ({_v(x['low'], digits)}–{_v(x['high'], digits)})"
         rows.append([label, v, x.get("source", ""), _short(x.get("detail", ""))])
+    h = w.get("handoff") or {}
+    if h.get("round_trip_us") is not None:   # live/handoff.py, advisor/round_trip.py
+        rows.append(["hand-off round trip µs", _v(h["round_trip_us"], 1), "measured",
+                     _short(f"two processes across cores; {_v(h['pinned_us'], 1)} on one "
+                            f"core (×{h['ratio']:.2f})")])
+    elif h.get("problem") and not captured:
+        rows.append(["hand-off round trip µs", "?", "", _short(h["problem"])])
     out.append(tabulate(rows, headers=["input", "value", "source", "how"], tablefmt="simple"))
     return out
 

@@ -30,6 +30,7 @@ from typing import Any
 from . import perfschema
 from .activity import PERIOD_S, Activity, ActivitySampler, sampling_period
 from .facts import ServerFacts
+from .handoff import measure_handoff
 from .peers import client_processes
 from .procfs import (
     local_server_pid,
@@ -99,6 +100,11 @@ class WorkloadEvidence:
     # inserts' growth over this is how often a commit path waits for the extension syncs
     extend_bytes: Input = field(
         default_factory=lambda: unknown("the tablespaces' sizes were not read"))
+    # the hand-off probe on the server's host (live/handoff.py, Handoff.to_dict()): what
+    # a lone connection's statements cost there once its commits do not sleep; None: not
+    # measured, handoff_note says why
+    handoff: dict | None = None
+    handoff_note: str = "not measured"
 
     INPUTS = ("connections", "inside_us_per_trx", "outside_us_per_trx",
               "commit_wait_us_per_trx", "server_cpu_us_per_trx",
@@ -114,6 +120,7 @@ class WorkloadEvidence:
         d["activity"] = self.activity.to_dict()
         d["performance_schema"] = self.pfs.to_dict() if self.pfs else None
         d["server_process"] = self.server_process
+        d["handoff"] = self.handoff if self.handoff else {"problem": self.handoff_note}
         d["notes"] = list(self.notes)
         return d
 
@@ -125,6 +132,7 @@ class WorkloadEvidence:
         a.pop("tids", None)
         activity = Activity(**{**a, "period_s": period_ms / 1e3 if period_ms else None})
         pfs = d.get("performance_schema")
+        handoff = d.get("handoff") or {}
         return cls(seconds=d["seconds"], commits=d["commits"],
                    commits_per_s=d["commits_per_s"],
                    **{k: Input(**d[k]) if d.get(k) else unknown("not in this report")
@@ -132,6 +140,8 @@ class WorkloadEvidence:
                    activity=activity,
                    pfs=perfschema.PfsDelta(**pfs) if pfs else None,
                    server_process=dict(d.get("server_process") or {}),
+                   handoff=handoff if handoff.get("round_trip_us") else None,
+                   handoff_note=handoff.get("problem") or "not in this report",
                    notes=list(d.get("notes") or []))
 
 
@@ -281,6 +291,24 @@ def measure_workload(session: Any, facts: ServerFacts, *, interval_s: float, sam
                         "and /proc figures cover the whole window, the counters only the "
                         "valid intervals")
     return intervals, ev
+
+
+def measure_handoff_cost(ev: WorkloadEvidence, is_local: bool) -> None:
+    """The host's hand-off round trip (live/handoff.py) into ev, where it can matter: the
+    server on this host, one connection at a time. Run after the window has closed, so
+    its two processes do not weigh on what was measured."""
+    conns = ev.connections.value
+    if not is_local:
+        ev.handoff_note = "not measured: the server is on another host"
+    elif conns is None or round(conns) > 1:
+        ev.handoff_note = ("not measured: more than one connection at a time keeps the "
+                           "cores busy, and the round trip's floor concerns a lone one")
+    else:
+        h = measure_handoff()
+        if h.round_trip_us is None:
+            ev.handoff_note = f"not measured: {h.problem}"
+        else:
+            ev.handoff = h.to_dict()
 
 
 # ---- from what was read to the inputs (pure) --------------------------------------------

@@ -127,6 +127,11 @@ class Workload:
     # CPU per transaction includes but its statements' time inside the server does not
     # (advise measures both and gives the difference here)
     commit_cpu_us: float = 0.0
+    # The least wall time a statement's round trip takes at a lone connection whose
+    # commits do not sleep on a sync: client and server then hand off to each other at
+    # full speed, and on a host whose idle cores wake slowly (a VM whose vCPUs halt)
+    # each hand-off waits for one (advise measures it: live/handoff.py); 0: no floor
+    round_trip_floor_us: float = 0.0
 
     def validate(self) -> None:
         if self.connections < 1:
@@ -134,7 +139,7 @@ class Workload:
         for f in ("cpu_us_per_trx", "client_us_per_trx", "client_cpu_us_per_trx",
                   "pages_dirtied_per_trx", "growth_bytes_per_trx", "sync_cpu_us",
                   "sync_side_cpu_us", "sleep_cpu_us", "sleep_side_cpu_us", "wakeup_us",
-                  "commit_cpu_us",
+                  "commit_cpu_us", "round_trip_floor_us",
                   "cpu_us_per_trx_sleeping", "client_cpu_us_per_trx_sleeping"):
             if getattr(self, f) < 0:
                 raise UsageError(f"{f} must be >= 0")

@@ -280,6 +280,11 @@ class Server:
         client_cpu_s /= n
         client_s /= n
         cpu_s /= n
+        if wl.round_trip_floor_us and not sleeps and wl.connections == 1:
+            # alone and never sleeping, the connection and its client hand off at full
+            # speed: on a host whose idle cores wake slowly a statement's round trip takes
+            # at least the floor, whatever its CPU (config.Workload.round_trip_floor_us)
+            client_s = max(client_s, wl.round_trip_floor_us * 1e-6 - client_cpu_s - cpu_s)
         work = self.work_draws() if wl.work_cv else None
         m = 1.0
         held: Semaphore | None = None

@@ -146,6 +146,8 @@ def commit_path(profile: DeviceProfile, setting: DurabilitySetting, flavor: str,
         wait("sync", sync_op, PAGE_BYTES, data_direct, per_trx)
     if sleeps:
         work += (syncs * (wl.sync_cpu_us + wl.wakeup_us) + wl.sleep_cpu_us) * 1e-6
+    elif wl.round_trip_floor_us:   # as the simulation's lone connection (server.py)
+        work = max(work, wl.statements_per_trx * wl.round_trip_floor_us * 1e-6)
     return CommitPath(work, device, tuple(sorted(dev.notes)), sampled)
 
 

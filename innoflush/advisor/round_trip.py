@@ -1,0 +1,67 @@
+"""The least time a lone connection's statement takes once its commits stop sleeping, on
+the server's host: from the hand-off probe (live/handoff.py).
+
+A change that takes the sync off the commit (trx_commit 1→2) turns a one-connection load
+from a few statements between milliseconds of sleep into a ping-pong between the client
+and the server at full speed. What that ping-pong costs depends on the host more than on
+the workload, and the CPU measured while the commits slept does not show it. On the
+2-vCPU VMs this project was validated on, sysbench after such a change ran one statement
+every 66-118 µs (`oltp_insert`), 47-77 (`oltp_write_only`) and 68-125 (`oltp_read_write`)
+on the days the idle vCPUs woke at once (51 cells of ten runs; a run's wall time was its
+processes' CPU time, nothing idle), and every 150-270 µs on the days they did not,
+whatever the workload (idle 29-551 µs a transaction): then the VM halted every idle
+vCPU, and each wake-up went through the hypervisor (docs/validation.md has the runs).
+
+The probe measures the same hand-off with two processes: a round trip free to cross
+cores, and the same round trip with both pinned to one core, where no idle core is ever
+woken (the median round trip of each, live/handoff.py). Where the free one costs
+RATIO_MIN times the pinned one or more, wake-ups are what the round trip is made of, and
+a statement takes at least STATEMENT_ROUND_TRIPS probe round trips: fitted on 24 pairs
+(the probe on the idle host, then sysbench `oltp_insert`, `oltp_write_only` and
+`oltp_read_write` at one thread and trx_commit=2, 4 s each, eight rounds, 2026-11-27 on
+such a VM): a statement's time over the probe's round trip 1.7-5.8, median 2.96, the
+probe 65-109 µs (×2.2-3.7 the pinned one). Under a load that keeps the cores awake the
+probe reads as it does pinned (a one-thread insert load at trx_commit=1 on the local
+disk: 25-36 µs against 23-40 pinned) and no floor is set, the model pricing as before: a
+limitation, since that load's after-run is a ping-pong on idle cores all the same (on
+the local disk of such a VM, 160-330 µs a statement). Below RATIO_MIN no floor either:
+the hosts whose idle cores answer at once are those the model's other constants were
+measured on, and there its one-connection prices held. Where the free/pinned ratio of
+such a host falls was not measured (none was at hand when the probe was written):
+RATIO_MIN is placed between no wake-up cost (×1) and what the halting VM showed (×2.2
+and more).
+"""
+
+from __future__ import annotations
+
+STATEMENT_ROUND_TRIPS = 3.0   # probe round trips per statement (median of 24 pairs: 2.96)
+RATIO_MIN = 1.8               # free / pinned round trip from which wake-ups dominate
+
+
+def round_trip_floor(handoff: dict | None, connections: int, note: str
+                     ) -> tuple[float, dict]:
+    """(round_trip_floor_us for the Workload, its input {value, source, detail}) from the
+    probe's result (Handoff.to_dict(); None: not measured, note says why)."""
+    if connections != 1:
+        return 0.0, {"value": 0.0, "source": "default", "detail": "not a lone connection: "
+                     "the floor concerns one connection going back and forth with its "
+                     "client"}
+    if not handoff or not handoff.get("round_trip_us"):
+        return 0.0, {"value": 0.0, "source": "unknown", "detail": f"hand-off probe {note}: "
+                     "a lone connection's round trips priced as at the hosts the model "
+                     "was measured on"}
+    rt, ratio = handoff["round_trip_us"], handoff.get("ratio") or 0.0
+    probe = (f"hand-off probe: {rt:.0f} µs a round trip across cores, ×{ratio:.2f} the "
+             f"{handoff.get('pinned_us') or 0:.0f} µs on one core")
+    if ratio < RATIO_MIN:
+        return 0.0, {"value": 0.0, "source": "measured", "detail": f"{probe}; under "
+                     f"×{RATIO_MIN:g}: this host's idle cores wake at once, no floor"}
+    floor = STATEMENT_ROUND_TRIPS * rt
+    return round(floor, 1), {
+        "value": round(floor, 1), "source": "measured", "detail": f"{probe}: its idle "
+        f"cores wake slowly, and a statement of a lone connection whose commits do not "
+        f"sleep takes at least {STATEMENT_ROUND_TRIPS:g} such round trips "
+        "(advisor/round_trip.py)"}
+
+
+__all__ = ["RATIO_MIN", "STATEMENT_ROUND_TRIPS", "round_trip_floor"]
