@@ -429,3 +429,15 @@ def test_the_hand_off_probe_survives_a_report_round_trip():
     assert d["handoff"] == {"problem": "not measured: one core only"}
     back = WorkloadEvidence.from_dict(d)
     assert back.handoff is None and back.handoff_note == "not measured: one core only"
+
+
+def test_the_text_report_shows_the_hand_off_probe():
+    from innoflush.advisor.report import _workload_text
+    w = {"seconds": 7.0, "commits": 2100, "commits_per_s": 300.0,
+         "handoff": _handoff(80.0, 32.0)}
+    row = [ln for ln in _workload_text(w) if "hand-off" in ln]
+    assert row and "80.0" in row[0] and "×2.50" in row[0]
+    w["handoff"] = {"problem": "not measured: the server is on another host"}
+    assert any("another host" in ln for ln in _workload_text(w))
+    # a capture never had a probe: no row saying so
+    assert not any("hand-off" in ln for ln in _workload_text(w, captured=True))

@@ -387,7 +387,7 @@ def _workload_text(w: dict | None, captured: bool = False) -> list[str]:
     h = w.get("handoff") or {}
     if h.get("round_trip_us") is not None:   # live/handoff.py, advisor/round_trip.py
         rows.append(["hand-off round trip µs", _v(h["round_trip_us"], 1), "measured",
-                     _short(f"two processes across cores; {_v(h['pinned_us'], 1)} on one "
+                     _short(f"two processes, free; {_v(h['pinned_us'], 1)} both on one "
                             f"core (×{h['ratio']:.2f})")])
     elif h.get("problem") and not captured:
         rows.append(["hand-off round trip µs", "?", "", _short(h["problem"])])
