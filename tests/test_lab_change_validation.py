@@ -270,6 +270,17 @@ def test_the_reports_render_every_kind_of_cell():
     cell = back["devices"][0]["cells"][0]
     assert cell["before"]["commits"] == 3000 and cell["before"]["server_cpu_us_per_trx"] == 100
     assert cell["after"]["settings"]["innodb_flush_log_at_trx_commit"] == 2
+    # three runs share their settings here (both befores, and the sync-binlog after as
+    # this fake reads it back): 1,000, 1,000 and 1,010 TPS, three pairs
+    rep = back["summary"]["repeatability"]
+    assert rep["pairs"] == 3 and rep["within_factor"] == "3/3"
+    assert 0.0 < rep["p90_difference_pct"] <= 1.0
+    # x2.00 measured is beyond that noise, and x1.80 predicted goes the same way
+    assert back["summary"]["direction_beyond_noise"] == "1/1"
+    assert back["devices"][0]["summary"]["direction_beyond_noise"] == "1/1"
+    assert back["summary"]["by_change"]["trx-commit"]["direction_beyond_noise"] == "1/1"
+    assert "repeatability: 3 pairs" in text and "direction beyond noise" in text
+    assert "A perfect model would be within" in md
 
 
 def test_a_run_says_what_advise_did_during_it():

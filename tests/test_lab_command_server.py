@@ -320,5 +320,8 @@ def test_validate_a_change_on_sysbench(server_binaries, tmp_path, quick_measure)
     s = dev["summary"]
     assert s["measured_cells"] == 1 and s["failed_cells"] == 0
     assert rep["summary"]["by_change"]["trx-commit"]["measured_cells"] == 1
-    assert "## local" in md.read_text()
+    # one cell, one run a side: no two runs of identical settings to say the host's noise
+    assert rep["summary"]["repeatability"]["pairs"] == 0
+    assert rep["summary"]["direction_beyond_noise"] is None
+    assert "## local" in md.read_text() and "is not measured" in md.read_text()
     assert_no_leak(data)

@@ -43,11 +43,16 @@ JSON keys (``--json``; schema ``innoflush.lab-validate-changes/1``):
     one ``error`` instead of the figures;
   - ``summary``: ``cells``, ``measured_cells``, ``skipped_cells``, ``failed_cells``,
     ``within_factor`` ("k/n"), ``within_factor_share``, ``direction_right`` ("k/n"),
-    ``measured_within_noise``, ``interval_holds`` ("k/n"),
+    ``measured_within_noise``, ``direction_beyond_noise`` ("k/n": the direction
+    judged only where the measured change exceeds ``repeatability``'s 90th percentile;
+    null without it), ``interval_holds`` ("k/n"),
     ``data_fsyncs_after_mape``, ``simulate_tps_mape``, ``simulate_after_tps_mape`` and
     ``simulate_all_tps_mape`` {``mape_pct``, ``cells``},
     ``not_explained``, ``no_prediction``;
-- ``summary``: the same over every device, and ``by_change`` {change id: the same};
+- ``summary``: the same over every device, ``repeatability`` (runs of identical
+  settings in this matrix, lab/repeatability.py: ``pairs``, ``within_factor`` ("k/n"),
+  ``within_factor_share``, ``median_difference_pct``, ``p90_difference_pct``; the
+  figures null without pairs) and ``by_change`` {change id: the same};
 - ``warnings``.
 """
 
@@ -135,13 +140,34 @@ def _summary_row(name: str, s: dict) -> list:
     share = s["within_factor_share"]
     return [name, s["measured_cells"], s["within_factor"]
             + (f" ({share:.0%})" if share is not None else ""),
-            s["direction_right"], s.get("interval_holds") or "-",
+            s["direction_right"], s.get("direction_beyond_noise") or "-",
+            s.get("interval_holds") or "-",
             _mape(s["data_fsyncs_after_mape"]),
             _mape(s["simulate_tps_mape"]),
             _mape(s.get("simulate_after_tps_mape") or {"mape_pct": None}),
             _mape(s.get("simulate_all_tps_mape") or {"mape_pct": None}),
             s["not_explained"], s["no_prediction"],
             s["skipped_cells"], s["failed_cells"]]
+
+
+def repeatability_lines(report: dict) -> list[str]:
+    """What identical runs of this run say of its resolution (lab/repeatability.py)."""
+    r = report["summary"].get("repeatability")
+    if not r:
+        return []
+    factor = report["matrix"]["factor"]
+    if not r["pairs"]:
+        return ["repeatability: no two runs of identical settings in this matrix; how "
+                "large a change this host makes up by itself is not measured"]
+    return [f"repeatability: {r['pairs']} pairs of runs of identical settings; within "
+            f"×/÷{factor:g} of each other in {r['within_factor']} "
+            f"({r['within_factor_share']:.0%}), median difference "
+            f"{r['median_difference_pct']:.1f} %, 90th percentile "
+            f"{r['p90_difference_pct']:.1f} %.",
+            f"  A perfect model would be within ×/÷{factor:g} of one run a side in about "
+            f"{r['within_factor_share']:.0%} of the cells; a measured change smaller than "
+            f"±{r['p90_difference_pct']:.0f} % is one the host makes up by itself, and "
+            "\"direction beyond noise\" judges the cells whose change is larger."]
 
 
 def summary_rows(report: dict) -> list[list]:
@@ -155,7 +181,7 @@ def summary_rows(report: dict) -> list[list]:
 
 def summary_headers(factor: float) -> list[str]:
     return ["device", "measured cells", f"within ×/÷{factor:g}", "direction right",
-            "inside interval",
+            "direction beyond noise", "inside interval",
             "data fsyncs/s after MAPE", "simulate before TPS MAPE",
             "simulate after TPS MAPE", "simulate TPS MAPE (both)", "not explained",
             "no prediction", "skipped", "failed"]
@@ -216,6 +242,7 @@ def render_text(report: dict) -> str:
     out.append("summary:")
     out.append(tabulate(summary_rows(report), headers=summary_headers(factor),
                         disable_numparse=True))
+    out += repeatability_lines(report)
     for w in report.get("warnings", []):
         out.append(f"warning: {w}")
     return "\n".join(out) + "\n"
@@ -233,6 +260,8 @@ def render_markdown(report: dict) -> str:
            f"{h.get('filesystem')} on {h.get('block_device')}", ""]
     out += ["```", *_head(report), "```", "", "## Summary", "",
             md_table(summary_headers(factor), summary_rows(report)), ""]
+    if repeatability_lines(report):
+        out += [" ".join(x.strip() for x in repeatability_lines(report)), ""]
     for d in report["devices"]:
         out += [f"## {d['name']}", "", _device_head(d), ""]
         if d.get("skipped"):

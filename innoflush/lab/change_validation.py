@@ -49,6 +49,7 @@ from .change_judging import FACTOR, classify, judge
 from .command_spec import WorkloadCommand
 from .options import LabError, LabOptions, RunPlan
 from .predict import error_pct, predict, sim_config
+from .repeatability import direction_beyond_noise, repeat_pairs, repeatability
 from .run import load_or_measure, make_base_dir, measure_one, run_checked
 from .validate import LOCAL, NOISE_PCT, check_references, device_entry, host_facts
 
@@ -476,6 +477,19 @@ def build_report(vopts: ChangeValidateOptions, *, date: str, wall_s: float, serv
     """The report (lab/change_report.py's keys) of the devices' cells and summaries."""
     o = vopts.lab
     every = [c for d in devices for c in d.get("cells", [])]
+    # the host's own noise, from runs of identical settings (lab/repeatability.py): a
+    # change's direction is judged where it is larger than the run's 90th percentile
+    rep = repeatability(repeat_pairs(devices), FACTOR)
+    band = rep["p90_difference_pct"]
+    for d in devices:
+        if "summary" in d:
+            d["summary"]["direction_beyond_noise"] = direction_beyond_noise(
+                d.get("cells", []), band)
+
+    def summary(cells: list[dict]) -> dict:
+        return {**summarize(cells),
+                "direction_beyond_noise": direction_beyond_noise(cells, band)}
+
     return {
         "schema": SCHEMA, "date": date, "command": vopts.command,
         "wall_s": round(wall_s, 1),
@@ -490,8 +504,8 @@ def build_report(vopts: ChangeValidateOptions, *, date: str, wall_s: float, serv
                    "replicates": vopts.replicates,
                    "factor": FACTOR, "flat_band_pct": NOISE_PCT},
         "devices": devices,
-        "summary": {**summarize(every),
-                    "by_change": {c: summarize([x for x in every if x.get("change") == c])
+        "summary": {**summary(every), "repeatability": rep,
+                    "by_change": {c: summary([x for x in every if x.get("change") == c])
                                   for c in vopts.changes}},
         "warnings": warnings,
     }
