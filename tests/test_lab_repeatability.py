@@ -7,7 +7,12 @@ from __future__ import annotations
 import math
 
 from innoflush.lab import change_report
-from innoflush.lab.repeatability import direction_beyond_noise, repeat_pairs, repeatability
+from innoflush.lab.repeatability import (
+    direction_beyond_noise,
+    repeat_pairs,
+    repeatability,
+    resolution_warning,
+)
 
 TRX1 = {"innodb_flush_method": "O_DIRECT", "innodb_flush_log_at_trx_commit": 1,
         "log_bin": False, "sync_binlog": 0}
@@ -100,3 +105,14 @@ def test_the_report_says_what_a_perfect_model_would_score():
     assert "not measured" in change_report.repeatability_lines(report)[0]
     report["summary"].pop("repeatability")
     assert change_report.repeatability_lines(report) == []
+
+
+def test_a_run_too_noisy_to_judge_says_so():
+    noisy = repeatability([{"ratio": r} for r in (1.0, 1.5, 0.6, 1.1, 1.05, 0.95)], 1.3)
+    assert noisy["within_factor"] == "4/6"
+    w = resolution_warning(noisy, 1.3)
+    assert w is not None and "4/6 pairs (67%)" in w and "--replicates 2" in w
+    # fine enough, or too few pairs to tell: no warning
+    assert resolution_warning(repeatability([{"ratio": 1.01}] * 10, 1.3)) is None
+    assert resolution_warning(repeatability([{"ratio": 2.0}] * 4, 1.3)) is None
+    assert resolution_warning(repeatability([])) is None

@@ -49,7 +49,12 @@ from .change_judging import FACTOR, classify, judge
 from .command_spec import WorkloadCommand
 from .options import LabError, LabOptions, RunPlan
 from .predict import error_pct, predict, sim_config
-from .repeatability import direction_beyond_noise, repeat_pairs, repeatability
+from .repeatability import (
+    direction_beyond_noise,
+    repeat_pairs,
+    repeatability,
+    resolution_warning,
+)
 from .run import load_or_measure, make_base_dir, measure_one, run_checked
 from .validate import LOCAL, NOISE_PCT, check_references, device_entry, host_facts
 
@@ -481,6 +486,9 @@ def build_report(vopts: ChangeValidateOptions, *, date: str, wall_s: float, serv
     # change's direction is judged where it is larger than the run's 90th percentile
     rep = repeatability(repeat_pairs(devices), FACTOR)
     band = rep["p90_difference_pct"]
+    coarse = resolution_warning(rep, FACTOR)
+    if coarse:
+        warnings = [*warnings, coarse]
     for d in devices:
         if "summary" in d:
             d["summary"]["direction_beyond_noise"] = direction_beyond_noise(

@@ -88,6 +88,26 @@ def repeatability(pairs: list[dict], factor: float = FACTOR) -> dict:
                 100 * math.expm1(float(np.percentile(diffs, 90))), 1)}
 
 
+# Below this share of identical pairs within ×/÷FACTOR, one run a side cannot tell a
+# model within ×/÷FACTOR nine times in ten from a perfect one; fewer pairs than
+# MIN_PAIRS say too little of the host to warn on.
+RESOLUTION_SHARE = 0.9
+MIN_PAIRS = 5
+
+
+def resolution_warning(rep: dict, factor: float = FACTOR) -> str | None:
+    """A warning when this run's own identical pairs show it cannot judge ×/÷factor
+    finely (see RESOLUTION_SHARE); None otherwise."""
+    share = rep.get("within_factor_share")
+    if rep.get("pairs", 0) < MIN_PAIRS or share is None or share >= RESOLUTION_SHARE:
+        return None
+    return (f"runs of identical settings were within ×/÷{factor:g} of each other in only "
+            f"{rep['within_factor']} pairs ({share:.0%}): a cell's \"within ×/÷{factor:g}\" "
+            f"is bounded by this host's own noise (90th percentile "
+            f"{rep['p90_difference_pct']:.0f} %), not only by the model; --replicates 2 or a "
+            "longer --duration narrows it")
+
+
 def direction_beyond_noise(cells: list[dict], band_pct: float | None) -> str | None:
     """"k/n": of the cells whose measured change is larger than band_pct (either way),
     those whose predicted direction (flat within ±3 %) is the measured one; None
@@ -107,4 +127,5 @@ def direction_beyond_noise(cells: list[dict], band_pct: float | None) -> str | N
     return f"{right}/{judged}"
 
 
-__all__ = ["direction_beyond_noise", "repeat_pairs", "repeatability"]
+__all__ = ["MIN_PAIRS", "RESOLUTION_SHARE", "direction_beyond_noise", "repeat_pairs",
+           "repeatability", "resolution_warning"]
