@@ -16,10 +16,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from innoflush.lab.change_judging import classify  # noqa: E402
 from innoflush.lab.refit import read_validation  # noqa: E402
 from innoflush.lab.repeatability import (  # noqa: E402
     direction_beyond_noise,
+    judged_beyond_noise,
     repeat_pairs,
     repeatability,
 )
@@ -46,25 +46,20 @@ def main() -> None:
         pooled += pairs
         r = repeatability(pairs)
         cells = [c for d in rep.get("devices", []) for c in d.get("cells", [])]
-        beyond = direction_beyond_noise(cells, r["p90_difference_pct"])
+        band = r["p90_difference_pct"]
+        beyond = direction_beyond_noise(cells, band)
         within = rep["summary"]["within_factor"]
-        if beyond:
-            k, n = (int(x) for x in beyond.split("/"))
-            tot["beyond"][0] += k
-            tot["beyond"][1] += n
-        if r["pairs"]:
+        if band is not None:
+            judged = judged_beyond_noise(cells, band)
+            tot["beyond"][0] += sum(right for _, right in judged)
+            tot["beyond"][1] += len(judged)
             k, n = (int(x) for x in within.split("/"))
             tot["within"][0] += k
             tot["within"][1] += n
-            band = r["p90_difference_pct"]
-            for c in cells:
-                m, p = c.get("measured_ratio"), c.get("predicted_ratio")
-                if m is None or p is None or classify(m, band) == "flat":
-                    continue
-                if classify(p) != classify(m, band):
-                    misses.append(f"{path.name}: {c['device']} {c['workload']} "
-                                  f"{c['connections']} conn {c['change']}: measured ×{m:.2f}, "
-                                  f"predicted ×{p:.2f} (noise ±{band:.0f} %)")
+            misses += [f"{path.name}: {c['device']} {c['workload']} {c['connections']} conn "
+                       f"{c['change']}: measured ×{c['measured_ratio']:.2f}, predicted "
+                       f"×{c['predicted_ratio']:.2f} (noise ±{band:.0f} %)"
+                       for c, right in judged if not right]
         rows.append([path.name, r["pairs"], _share(r["within_factor"]) if r["pairs"] else "-",
                      "-" if r["median_difference_pct"] is None
                      else f"{r['median_difference_pct']:.1f} %",

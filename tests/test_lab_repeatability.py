@@ -9,6 +9,7 @@ import math
 from innoflush.lab import change_report
 from innoflush.lab.repeatability import (
     direction_beyond_noise,
+    judged_beyond_noise,
     repeat_pairs,
     repeatability,
     resolution_warning,
@@ -87,6 +88,9 @@ def test_direction_is_judged_only_beyond_the_noise():
         {"measured_ratio": 0.60, "predicted_ratio": 0.90},   # down, down: right
     ]
     assert direction_beyond_noise(cells, 20.0) == "2/3"
+    judged = judged_beyond_noise(cells, 20.0)
+    assert [(c["measured_ratio"], right) for c, right in judged] == \
+        [(1.50, True), (0.70, False), (0.60, True)]
     assert direction_beyond_noise(cells, 3.0) == "2/4"
     assert direction_beyond_noise(cells, None) is None
 

@@ -260,8 +260,9 @@ def render_markdown(report: dict) -> str:
            f"{h.get('filesystem')} on {h.get('block_device')}", ""]
     out += ["```", *_head(report), "```", "", "## Summary", "",
             md_table(summary_headers(factor), summary_rows(report)), ""]
-    if repeatability_lines(report):
-        out += [" ".join(x.strip() for x in repeatability_lines(report)), ""]
+    noise = repeatability_lines(report)
+    if noise:
+        out += [" ".join(x.strip() for x in noise), ""]
     for d in report["devices"]:
         out += [f"## {d['name']}", "", _device_head(d), ""]
         if d.get("skipped"):

@@ -108,24 +108,27 @@ def resolution_warning(rep: dict, factor: float = FACTOR) -> str | None:
             "longer --duration narrows it")
 
 
-def direction_beyond_noise(cells: list[dict], band_pct: float | None) -> str | None:
-    """"k/n": of the cells whose measured change is larger than band_pct (either way),
-    those whose predicted direction (flat within ±3 %) is the measured one; None
-    without a band."""
-    if band_pct is None:
-        return None
-    judged = right = 0
+def judged_beyond_noise(cells: list[dict], band_pct: float) -> list[tuple[dict, bool]]:
+    """(cell, right) for the cells with a prediction whose measured change is larger
+    than band_pct (either way); right: the predicted direction (flat within ±3 %) is
+    the measured one."""
+    out = []
     for c in cells:
         m, p = c.get("measured_ratio"), c.get("predicted_ratio")
-        if m is None or p is None:
+        if m is None or p is None or classify(m, band_pct) == "flat":
             continue
-        m_dir = classify(m, band_pct)
-        if m_dir == "flat":
-            continue
-        judged += 1
-        right += classify(p) == m_dir
-    return f"{right}/{judged}"
+        out.append((c, classify(p) == classify(m, band_pct)))
+    return out
 
 
-__all__ = ["MIN_PAIRS", "RESOLUTION_SHARE", "direction_beyond_noise", "repeat_pairs",
-           "repeatability", "resolution_warning"]
+def direction_beyond_noise(cells: list[dict], band_pct: float | None) -> str | None:
+    """"k/n" of judged_beyond_noise: directions right of the cells judged; None without
+    a band."""
+    if band_pct is None:
+        return None
+    judged = judged_beyond_noise(cells, band_pct)
+    return f"{sum(right for _, right in judged)}/{len(judged)}"
+
+
+__all__ = ["MIN_PAIRS", "RESOLUTION_SHARE", "direction_beyond_noise", "judged_beyond_noise",
+           "repeat_pairs", "repeatability", "resolution_warning"]
