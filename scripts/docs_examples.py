@@ -200,10 +200,10 @@ EXAMPLES: dict[str, Example] = {e.name: e for e in (
     # a live server: MariaDB from this host's binaries under an insert load (Env.server)
     Example("advise-mine", ("advise -H 127.0.0.1 -P {port} -u root --interval 5 "
                             "--profile mine",), needs=("measure",), resource="server",
-            codes=(0, 3, 4), charts=True),
+            codes=(0, 3, 4)),
     Example("advise", ("advise -H 127.0.0.1 -P {port} -u root --interval 5 "
                        "--profile samsung-990-pro",), resource="server", codes=(0, 3, 4),
-            emulate="samsung-990-pro"),
+            emulate="samsung-990-pro", charts=True),
     Example("advise-json", ("advise -H 127.0.0.1 -P {port} -u root --interval 5 "
                             "--profile samsung-990-pro --json",), resource="server",
             codes=(0, 3, 4), json=True, json_maps=ADVISE_MAPS, emulate="samsung-990-pro"),
@@ -276,9 +276,49 @@ def _load_thread(server, database: str, stop: threading.Event, seed: int,
         errors.append(exc)
 
 
+def _sysbench_args(server, database: str) -> list[str]:
+    return ["oltp_insert", "--db-driver=mysql", f"--mysql-socket={server.socket}",
+            "--mysql-user=root", "--mysql-password=", f"--mysql-db={database}",
+            "--tables=1", "--table-size=1000"]
+
+
+@contextlib.contextmanager
+def sysbench_load(server, threads: int = 4) -> Iterator[None]:
+    """sysbench `oltp_insert` from `threads` connections until the block ends: a load
+    from its own processes, as a user's would be (the Python load below shares one
+    interpreter lock between its connections, a ceiling the server does not have)."""
+    database = "docs_load"
+    conn = server.connect()
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+    conn.close()
+    args = _sysbench_args(server, database)
+    subprocess.run(["sysbench", *args, "prepare"], check=True, capture_output=True,
+                   stdin=subprocess.DEVNULL)
+    # --time=0: no limit; stopped below
+    proc = subprocess.Popen(["sysbench", *args, f"--threads={threads}", "--time=0",
+                             "--report-interval=0", "run"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    try:
+        time.sleep(2)   # past the first inserts: the advisor samples a steady load
+        if proc.poll() is not None:
+            raise RuntimeError(f"sysbench stopped: {proc.stderr.read().strip()[-300:]}")
+        yield
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        proc.stderr.close()
+
+
 @contextlib.contextmanager
 def insert_load(server, threads: int = 4) -> Iterator[None]:
-    """Autocommit INSERTs into a table with a secondary index, from `threads` threads."""
+    """Autocommit INSERTs into a table with a secondary index, from `threads` threads of
+    this process (where there is no sysbench)."""
     database = "docs_load"
     conn = server.connect()
     with conn.cursor() as cur:
@@ -397,10 +437,12 @@ class Env:
         self._server_stack = self.stack.enter_context(contextlib.ExitStack())
         self._server_stack.callback(srv.stop)
         srv.start()
-        self._server_stack.enter_context(insert_load(srv))
+        sysbench = shutil.which("sysbench") is not None
+        self._server_stack.enter_context((sysbench_load if sysbench else insert_load)(srv))
         self._server = srv
         log(f"server {srv.flavor} {'.'.join(map(str, srv.version))} on port {srv.port}, "
-            "under an insert load of 4 connections"
+            "under an insert load of 4 connections "
+            + ("(sysbench oltp_insert)" if sysbench else "(Python threads: no sysbench)")
             + (f", its syncs delayed to {emulate}'s" if emulate else ""))
 
     def _stop_server(self) -> None:
