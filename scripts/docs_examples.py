@@ -295,14 +295,17 @@ def sysbench_load(server, threads: int = 4) -> Iterator[None]:
     args = _sysbench_args(server, database)
     subprocess.run(["sysbench", *args, "prepare"], check=True, capture_output=True,
                    stdin=subprocess.DEVNULL)
-    # --time=0: no limit; stopped below
+    # --time=0: no limit; stopped below. Its messages go to a file, not a pipe nobody
+    # reads while it runs (a full pipe would stall the load).
+    err = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen(["sysbench", *args, f"--threads={threads}", "--time=0",
                              "--report-interval=0", "run"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+                            stderr=err, stdin=subprocess.DEVNULL)
     try:
         time.sleep(2)   # past the first inserts: the advisor samples a steady load
         if proc.poll() is not None:
-            raise RuntimeError(f"sysbench stopped: {proc.stderr.read().strip()[-300:]}")
+            err.seek(0)
+            raise RuntimeError(f"sysbench stopped: {err.read().strip()[-300:]}")
         yield
     finally:
         if proc.poll() is None:
@@ -312,7 +315,7 @@ def sysbench_load(server, threads: int = 4) -> Iterator[None]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        proc.stderr.close()
+        err.close()
 
 
 @contextlib.contextmanager
