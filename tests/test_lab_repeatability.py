@@ -95,6 +95,16 @@ def test_direction_is_judged_only_beyond_the_noise():
     assert direction_beyond_noise(cells, None) is None
 
 
+def test_a_cell_whose_replicates_disagree_more_is_not_judged_by_the_runs_band():
+    # the SAN's read_write at one thread, four replicates: x0.98, x0.60, x0.35, x0.29,
+    # measured x0.56 ±62 %: beyond the run's 29 % band, inside its own spread
+    noisy = {"measured_ratio": 0.56, "predicted_ratio": 1.00, "noise_band_pct": 62.0}
+    steady = {"measured_ratio": 0.56, "predicted_ratio": 1.00, "noise_band_pct": 3.0}
+    assert direction_beyond_noise([noisy], 28.6) == "0/0"
+    assert direction_beyond_noise([steady], 28.6) == "0/1"
+    assert direction_beyond_noise([noisy, steady], 28.6) == "0/1"
+
+
 def test_the_report_says_what_a_perfect_model_would_score():
     report = {"matrix": {"factor": 1.3},
               "summary": {"repeatability": {"pairs": 9, "within_factor": "4/9",

@@ -44,8 +44,8 @@ JSON keys (``--json``; schema ``innoflush.lab-validate-changes/1``):
   - ``summary``: ``cells``, ``measured_cells``, ``skipped_cells``, ``failed_cells``,
     ``within_factor`` ("k/n"), ``within_factor_share``, ``direction_right`` ("k/n"),
     ``measured_within_noise``, ``direction_beyond_noise`` ("k/n": the direction
-    judged only where the measured change exceeds ``repeatability``'s 90th percentile;
-    null without it), ``interval_holds`` ("k/n"),
+    judged only where the measured change exceeds ``repeatability``'s 90th percentile
+    and the cell's own ``noise_band_pct``; null without it), ``interval_holds`` ("k/n"),
     ``data_fsyncs_after_mape``, ``simulate_tps_mape``, ``simulate_after_tps_mape`` and
     ``simulate_all_tps_mape`` {``mape_pct``, ``cells``},
     ``not_explained``, ``no_prediction``;

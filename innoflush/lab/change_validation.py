@@ -484,6 +484,7 @@ def build_report(vopts: ChangeValidateOptions, *, date: str, wall_s: float, serv
     every = [c for d in devices for c in d.get("cells", [])]
     # the host's own noise, from runs of identical settings (lab/repeatability.py): a
     # change's direction is judged where it is larger than the run's 90th percentile
+    # (and than the cell's own replicates' spread)
     rep = repeatability(repeat_pairs(devices), FACTOR)
     band = rep["p90_difference_pct"]
     coarse = resolution_warning(rep, FACTOR)

@@ -110,14 +110,17 @@ def resolution_warning(rep: dict, factor: float = FACTOR) -> str | None:
 
 def judged_beyond_noise(cells: list[dict], band_pct: float) -> list[tuple[dict, bool]]:
     """(cell, right) for the cells with a prediction whose measured change is larger
-    than band_pct (either way); right: the predicted direction (flat within ±3 %) is
-    the measured one."""
+    than band_pct (either way) and than the cell's own replicates' spread
+    (``noise_band_pct``: a change its replicates disagree on by more is theirs to
+    decide, not the run's); right: the predicted direction (flat within ±3 %) is the
+    measured one."""
     out = []
     for c in cells:
         m, p = c.get("measured_ratio"), c.get("predicted_ratio")
-        if m is None or p is None or classify(m, band_pct) == "flat":
+        band = max(band_pct, c.get("noise_band_pct") or 0.0)
+        if m is None or p is None or classify(m, band) == "flat":
             continue
-        out.append((c, classify(p) == classify(m, band_pct)))
+        out.append((c, classify(p) == classify(m, band)))
     return out
 
 
