@@ -103,13 +103,15 @@ def test_a_side_is_the_mean_of_its_replicates():
     assert m["command_cpu_us_per_trx"] is None          # not measured in a replicate
     assert m["settings"] == {"sync_binlog": 1} and m["notes"] == ["n"]
     assert m["replicates"] == 2 and first["tps"] == 1000.0   # the first is not changed
-    r = replicate_figures(2, first, dict(first, tps=1500.0))
+    stolen = "the hypervisor took 31% of the CPU time (steal): the cores were not all ours"
+    r = replicate_figures(2, first, dict(first, tps=1500.0, notes=[stolen]))
     assert r == {"replicate": 2,
                  "before": {"tps": 1000.0, "data_fsyncs_per_s": 990.0,
-                            "data_writes_per_s": 5.0},
+                            "data_writes_per_s": 5.0, "notes": ["n"]},
                  "after": {"tps": 1500.0, "data_fsyncs_per_s": 990.0,
-                           "data_writes_per_s": 5.0},
+                           "data_writes_per_s": 5.0, "notes": [stolen]},
                  "ratio": 1.5}
+    assert replicate_figures(1, {"tps": 1.0}, {"tps": 2.0})["after"]["notes"] == []
 
 
 def replicated_cell(before: list[float], after: list[float], tps_pct: float) -> dict:

@@ -318,10 +318,14 @@ MEANED = ("tps", "data_fsyncs_per_s", "data_writes_per_s", "server_cpu_us_per_tr
 
 def replicate_figures(i: int, before: dict, after: dict) -> dict:
     """One replicate of a cell: its before and after figures (tps, data fsyncs/s, data
-    writes/s) and its own ratio."""
+    writes/s), each run's own notes, and its ratio. The notes are kept per run because a
+    side's mean keeps the first replicate's only, and a replicate far from the others
+    is told by its own (the hypervisor's steal, syncs slower than the emulated draw)."""
     pick = ("tps", "data_fsyncs_per_s", "data_writes_per_s")
-    return {"replicate": i, "before": {k: before.get(k) for k in pick},
-            "after": {k: after.get(k) for k in pick},
+
+    def side(run: dict) -> dict:
+        return {**{k: run.get(k) for k in pick}, "notes": list(run.get("notes") or [])}
+    return {"replicate": i, "before": side(before), "after": side(after),
             "ratio": _ratio(before.get("tps"), after.get("tps"))}
 
 
