@@ -45,3 +45,16 @@ def test_a_cpu_figure_nobody_measured_changes_nothing():
     assert completion_cores_hold(no_split, Input(900.0, "/proc", "t"), 9000.0) == \
         (no_split, None)
     assert completion_cores_hold(SPLIT, Input(900.0, "/proc", "t"), 0.0) == (SPLIT, None)
+
+
+def test_threads_that_never_slept_say_nothing_of_sleeping_ones():
+    # trx_commit=2, binlog off: no commit sleeps, 1.8 cores used; the price of
+    # trx_commit=1 is simulated with the split
+    no_sleep = ServerConfig(cpu_cores=2, io_completion_cores=1,
+                            innodb_flush_log_at_trx_commit=2, log_bin=False)
+    assert completion_cores_hold(no_sleep, Input(150.0, "/proc", "t"), 12000.0) == \
+        (no_sleep, None)
+    binlog_sync = ServerConfig(cpu_cores=2, io_completion_cores=1,
+                               innodb_flush_log_at_trx_commit=2, log_bin=True, sync_binlog=1)
+    assert completion_cores_hold(binlog_sync, Input(150.0, "/proc", "t"), 12000.0)[0] \
+        .io_completion_cores is None       # its commits sleep on the binlog's sync
