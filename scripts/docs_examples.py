@@ -276,6 +276,20 @@ def _load_thread(server, database: str, stop: threading.Event, seed: int,
         errors.append(exc)
 
 
+def _load_database(server, *ddl: str) -> str:
+    """The database the docs' loads write to, created with `ddl` ({db}: its name)."""
+    database = "docs_load"
+    conn = server.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+            for stmt in ddl:
+                cur.execute(stmt.format(db=database))
+    finally:
+        conn.close()
+    return database
+
+
 def _sysbench_args(server, database: str) -> list[str]:
     return ["oltp_insert", "--db-driver=mysql", f"--mysql-socket={server.socket}",
             "--mysql-user=root", "--mysql-password=", f"--mysql-db={database}",
@@ -287,11 +301,7 @@ def sysbench_load(server, threads: int = 4) -> Iterator[None]:
     """sysbench `oltp_insert` from `threads` connections until the block ends: a load
     from its own processes, as a user's would be (the Python load below shares one
     interpreter lock between its connections, a ceiling the server does not have)."""
-    database = "docs_load"
-    conn = server.connect()
-    with conn.cursor() as cur:
-        cur.execute(f"CREATE DATABASE IF NOT EXISTS `{database}`")
-    conn.close()
+    database = _load_database(server)
     args = _sysbench_args(server, database)
     subprocess.run(["sysbench", *args, "prepare"], check=True, capture_output=True,
                    stdin=subprocess.DEVNULL)
@@ -322,14 +332,9 @@ def sysbench_load(server, threads: int = 4) -> Iterator[None]:
 def insert_load(server, threads: int = 4) -> Iterator[None]:
     """Autocommit INSERTs into a table with a secondary index, from `threads` threads of
     this process (where there is no sysbench)."""
-    database = "docs_load"
-    conn = server.connect()
-    with conn.cursor() as cur:
-        cur.execute(f"CREATE DATABASE IF NOT EXISTS `{database}`")
-        cur.execute(f"CREATE TABLE IF NOT EXISTS `{database}`.t (id BIGINT AUTO_INCREMENT "
-                    "PRIMARY KEY, k INT NOT NULL, pad VARCHAR(200) NOT NULL, KEY k (k)) "
-                    "ENGINE=InnoDB")
-    conn.close()
+    database = _load_database(
+        server, "CREATE TABLE IF NOT EXISTS `{db}`.t (id BIGINT AUTO_INCREMENT PRIMARY KEY, "
+        "k INT NOT NULL, pad VARCHAR(200) NOT NULL, KEY k (k)) ENGINE=InnoDB")
     stop = threading.Event()
     errors: list = []
     pool = [threading.Thread(target=_load_thread, args=(server, database, stop, i, errors),

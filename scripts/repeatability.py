@@ -18,7 +18,6 @@ sys.path.insert(0, str(ROOT))
 
 from innoflush.lab.refit import read_validation  # noqa: E402
 from innoflush.lab.repeatability import (  # noqa: E402
-    direction_beyond_noise,
     judged_beyond_noise,
     repeat_pairs,
     repeatability,
@@ -47,11 +46,13 @@ def main() -> None:
         r = repeatability(pairs)
         cells = [c for d in rep.get("devices", []) for c in d.get("cells", [])]
         band = r["p90_difference_pct"]
-        beyond = direction_beyond_noise(cells, band)
+        beyond = None
         within = rep["summary"]["within_factor"]
         if band is not None:
             judged = judged_beyond_noise(cells, band)
-            tot["beyond"][0] += sum(right for _, right in judged)
+            right = sum(ok for _, ok in judged)
+            beyond = f"{right}/{len(judged)}"     # what direction_beyond_noise says
+            tot["beyond"][0] += right
             tot["beyond"][1] += len(judged)
             k, n = (int(x) for x in within.split("/"))
             tot["within"][0] += k
