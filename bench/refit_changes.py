@@ -8,7 +8,7 @@ change to the model is judged on the same measured cells, side by side with the 
 report recorded when it ran.
 
     python bench/refit_changes.py changes.json[.gz] [more.json ...] [--cells] [--seed 1]
-        [--extend-bytes N]
+        [--extend-bytes N] [--sync-cpu-us S]
 
 (docs/validation/sysbench-changes.json.gz is the run docs/validation.md reports.)
 """
@@ -28,6 +28,35 @@ from innoflush.lab.change_validation import FACTOR  # noqa: E402
 from innoflush.lab.refit import measured_cells, read_validation, refit  # noqa: E402
 
 
+def with_sync_call_cpu(sync_cpu_us: float) -> None:
+    """advise's fit, from here on, with a sync call's own CPU in the workload it measures:
+    the leader's write + fdatasync then costs sync_cpu_us, half of it queued for a core
+    after the device like any woken thread (simulator/server.py), and the CPU measured
+    per transaction keeps what is left once the syncs' share is out."""
+    from dataclasses import replace
+
+    from innoflush.advisor import fit
+
+    measured = fit.measured_workload
+
+    def measured_with_sync_cpu(ev, o, sleeping=True):
+        wl, inputs, assumptions, missing = measured(ev, o, sleeping)
+        if wl is None or not o.commits_per_s:
+            return wl, inputs, assumptions, missing
+        syncs = ((o.redo_syncs_per_s or 0.0) + (ev.binlog_syncs_per_s.value or 0.0)) \
+            / o.commits_per_s
+        share = sync_cpu_us * syncs
+        from_commit = min(wl.sleep_cpu_us, share)
+        rest = share - from_commit
+        wl = replace(wl, sync_cpu_us=sync_cpu_us, sleep_cpu_us=wl.sleep_cpu_us - from_commit,
+                     cpu_us_per_trx=max(wl.cpu_us_per_trx * 0.5, wl.cpu_us_per_trx - rest),
+                     cpu_us_per_trx_sleeping=(max(0.0, wl.cpu_us_per_trx_sleeping - rest)
+                                              if wl.cpu_us_per_trx_sleeping else 0.0))
+        return wl, inputs, assumptions, missing
+
+    fit.measured_workload = measured_with_sync_cpu
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("reports", nargs="+")
@@ -36,7 +65,14 @@ def main() -> None:
     ap.add_argument("--extend-bytes", type=int, default=None,
                     help="the tablespaces' extension step for reports that did not read it "
                     "(sysbench's 4 x 10,000-row tables: 1048576)")
+    ap.add_argument("--sync-cpu-us", type=float, default=None,
+                    help="an experiment: give every fitted workload a sync call's own CPU "
+                    "(sync_cpu_us = S, its share per commit taken out of the CPU measured in "
+                    "the commit states first); tried on 2026-11-28 and not taken "
+                    "(docs/validation.md)")
     args = ap.parse_args()
+    if args.sync_cpu_us:
+        with_sync_call_cpu(args.sync_cpu_us)
     rows, factors, dirs, fs_err, sim_err, unexplained = [], [], [], [], [], 0
     after_err: list[float] = []   # simulate on advise's workload at the after setting
     for path in args.reports:
