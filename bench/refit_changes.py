@@ -50,8 +50,7 @@ def with_sync_call_cpu(sync_cpu_us: float) -> None:
         rest = share - from_commit
         wl = replace(wl, sync_cpu_us=sync_cpu_us, sleep_cpu_us=wl.sleep_cpu_us - from_commit,
                      cpu_us_per_trx=max(wl.cpu_us_per_trx * 0.5, wl.cpu_us_per_trx - rest),
-                     cpu_us_per_trx_sleeping=(max(0.0, wl.cpu_us_per_trx_sleeping - rest)
-                                              if wl.cpu_us_per_trx_sleeping else 0.0))
+                     cpu_us_per_trx_sleeping=max(0.0, wl.cpu_us_per_trx_sleeping - rest))
         return wl, inputs, assumptions, missing
 
     fit.measured_workload = measured_with_sync_cpu
