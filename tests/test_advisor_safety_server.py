@@ -211,13 +211,16 @@ def test_restart_in_every_interval_ends_the_run(own_server, monkeypatch):
 
 
 def test_flush_status_during_an_interval_invalidates_it(own_server, monkeypatch):
-    """FLUSH STATUS just before the first snapshot, and again 3.2 s into a 4 s interval:
-    Uptime_since_flush_status does not go down over interval 1 (0 -> ~1 s), it only rises
-    less than Uptime."""
+    """FLUSH STATUS just before the first snapshot, and again 3 s into a 6 s interval:
+    Uptime_since_flush_status does not go down over interval 1, it only rises less than
+    Uptime. Both are whole seconds, so the margins must hold under rounding: it starts at
+    0-1 s and ends at 2-3 s (never lower: the "went down" branch), rising 2-3 s while
+    Uptime rises 5-7 s (more than 1 s apart: the "rose less" branch). A 4 s interval with
+    the reset 3.2 s in ended at 0-1 s and took the other branch about one run in ten."""
     errors = on_status_read(monkeypatch, {
         -1: lambda: sql(own_server, "FLUSH STATUS"),
-        1: lambda: (time.sleep(3.2), sql(own_server, "FLUSH STATUS"))})
-    r = advise(own_server, "--interval", "4", "--samples", "2")
+        1: lambda: (time.sleep(3.0), sql(own_server, "FLUSH STATUS"))})
+    r = advise(own_server, "--interval", "6", "--samples", "2")
     assert not errors, errors
     assert r.exit_code in (0, 3), r.stderr
     ivs = json.loads(r.stdout)["sampling"]["intervals"]
