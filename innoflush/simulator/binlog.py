@@ -153,10 +153,7 @@ def binlog_sync(srv: Server) -> SimGen[None]:
         binlog.sync_counter = 0
         size = binlog.unsynced_bytes if binlog.unsynced_bytes > 512 else 512
         binlog.unsynced_bytes = 0
-        if srv.plain_sync:   # Server.commit_sync's first case, a call less
-            yield from srv.device.sync("fdatasync", size, False)
-        else:
-            yield from srv.commit_sync("fdatasync", size, False)
+        yield from srv.commit_sync("fdatasync", size, False)
         srv.counters["binlog_syncs"] += 1
     else:
         binlog.sync_counter += 1

@@ -125,6 +125,8 @@ def redo_write(srv: Server, upto: int) -> SimGen[None]:
     if log.write_through:
         yield from srv.device.dsync_write(size, log.direct)
         yield from srv.woken()
+        if srv.redo_io_requeues:
+            yield from srv.device_woken()
         if upto > log.write_lsn:
             log.write_lsn = upto
         log.unsynced_bytes = 0
@@ -132,6 +134,9 @@ def redo_write(srv: Server, upto: int) -> SimGen[None]:
         srv.count("redo_syncs")
     else:
         yield from srv.device.write(size, log.direct)
+        if log.direct and srv.redo_io_requeues:
+            # the O_DIRECT write slept on the device; buffered, it did not
+            yield from srv.device_woken()
         if upto > log.write_lsn:
             log.write_lsn = upto
         log.unsynced_bytes += size
@@ -146,10 +151,7 @@ def redo_sync(srv: Server, upto: int, pre_cpu: bool = True) -> SimGen[None]:
         return
     size = log.unsynced_bytes if log.unsynced_bytes > REDO_BLOCK else REDO_BLOCK
     log.unsynced_bytes = 0
-    if srv.plain_sync:   # Server.commit_sync's first case, a call less
-        yield from srv.device.sync(srv.sync_op, size, log.direct)
-    else:
-        yield from srv.commit_sync(srv.sync_op, size, log.direct, pre_cpu)
+    yield from srv.commit_sync(srv.sync_op, size, log.direct, pre_cpu, srv.redo_io_requeues)
     c = srv.counters
     c["Innodb_data_fsyncs"] += 1
     c["Innodb_os_log_fsyncs"] += 1

@@ -1,0 +1,197 @@
+"""Where a real server's redo group commit spends its cycle: the device, or the wait for a
+core. A MariaDB of its own under sysbench oltp_insert, traced system-wide with perf
+(sched_wakeup/sched_switch, pwrite64/fdatasync/fsync entry and exit) for a few seconds
+mid-run, and /proc/PID/task/*/schedstat read around the trace.
+
+For the redo log's write and sync calls it prints how long the calling thread slept on
+the device (call entry to its wake-up) and how long it then waited to run (wake-up to
+the call's return), and the cycle from one redo sync to the next. docs/model.md ("A
+thread the device woke waits for a core") quotes its figures.
+
+    python scripts/trace_group_commit.py [--threads 4,16] [--sync-binlog 0,1]
+        [--seconds 3] [--workdir /var/tmp/innoflush-trace]
+
+Needs root, perf, tracefs (mounted here when missing), sysbench and mariadbd.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import collections
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tabulate import tabulate  # noqa: E402
+
+from innoflush.lab.local import LocalServer, ServerError, ServerOptions  # noqa: E402
+
+EVENTS = ("syscalls:sys_enter_fdatasync", "syscalls:sys_exit_fdatasync",
+          "syscalls:sys_enter_fsync", "syscalls:sys_exit_fsync",
+          "syscalls:sys_enter_pwrite64", "syscalls:sys_exit_pwrite64",
+          "sched:sched_wakeup", "sched:sched_switch")
+LINE = re.compile(r"^\s*(?P<comm>\S.*?)\s+(?P<tid>\d+)\s+\[\d+\]\s+(?P<t>[\d.]+):\s+"
+                  r"(?P<event>\S+):\s*(?P<rest>.*)$")
+
+
+def redo_cycle(perf_script: str, redo_fd: int) -> dict:
+    """Medians (µs) of the redo log's calls in `perf script -F comm,tid,cpu,time,event,trace`
+    output: for pwrite64 and the sync, the sleep on the device (entry to the thread's
+    wake-up) and the wait to run (wake-up to return); the sync-to-sync cycle; syncs/s."""
+    wakes: dict[int, list[float]] = collections.defaultdict(list)
+    open_calls: dict[int, tuple[str, int, float]] = {}
+    calls: list[tuple[str, int, float, float]] = []   # (call, tid, entry, exit)
+    first = last = None
+    for line in perf_script.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        t, tid, event, rest = float(m["t"]), int(m["tid"]), m["event"], m["rest"]
+        first = t if first is None else first
+        last = t
+        if event == "sched:sched_wakeup":
+            wakes[int(re.search(r"pid=(\d+)", rest).group(1))].append(t)
+        elif event.startswith("syscalls:sys_enter_"):
+            fd = re.search(r"fd: (0x[0-9a-f]+)", rest)
+            if fd and int(fd.group(1), 16) == redo_fd:
+                open_calls[tid] = (event.removeprefix("syscalls:sys_enter_"), tid, t)
+        elif event.startswith("syscalls:sys_exit_"):
+            call = open_calls.pop(tid, None)
+            if call and call[0] == event.removeprefix("syscalls:sys_exit_"):
+                calls.append((call[0], tid, call[2], t))
+    out: dict = {"seconds": (last - first) if first is not None else 0.0}
+    for name, kinds in (("write", ("pwrite64",)), ("sync", ("fdatasync", "fsync"))):
+        device, wait = [], []
+        for _kind, tid, t0, t1 in (c for c in calls if c[0] in kinds):
+            ws = wakes[tid]
+            i = bisect.bisect_right(ws, t1) - 1      # the last wake-up inside the call
+            if i >= 0 and ws[i] > t0:
+                device.append(ws[i] - t0)
+                wait.append(t1 - ws[i])
+        out[f"{name}_device_us"] = _median_us(device)
+        out[f"{name}_wait_us"] = _median_us(wait)
+    syncs = sorted(c[2] for c in calls if c[0] in ("fdatasync", "fsync"))
+    out["syncs_per_s"] = len(syncs) / out["seconds"] if out["seconds"] else 0.0
+    out["cycle_us"] = _median_us([b - a for a, b in zip(syncs, syncs[1:], strict=False)])
+    return out
+
+
+def _median_us(xs: list[float]) -> float | None:
+    return round(statistics.median(xs) * 1e6, 1) if xs else None
+
+
+def schedstat(pid: int) -> tuple[int, int]:
+    """(ns waited on a run queue, runs) summed over the process's threads."""
+    delay = runs = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            _, d, r = map(int, Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split())
+        except (OSError, ValueError):
+            continue   # a thread that ended meanwhile
+        delay, runs = delay + d, runs + r
+    return delay, runs
+
+
+def trace_one(workdir: Path, threads: int, sync_binlog: int, seconds: float) -> dict:
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.parent.mkdir(parents=True, exist_ok=True)
+    opts = ServerOptions(innodb_flush_method="O_DIRECT", innodb_flush_log_at_trx_commit=1,
+                         log_bin=True, sync_binlog=sync_binlog,
+                         extra={"max_connections": 200})
+    with LocalServer(workdir, opts, remove_on_stop=True).start() as srv:
+        with srv.connect() as conn, conn.cursor() as cur:
+            cur.execute("CREATE DATABASE sbtest")
+        sb = ["sysbench", "oltp_insert", "--db-driver=mysql", "--mysql-user=root",
+              "--mysql-password=", "--mysql-db=sbtest", f"--mysql-socket={srv.socket}",
+              "--tables=4", "--table-size=10000"]
+        subprocess.run(sb + ["prepare"], check=True, capture_output=True)
+        run = subprocess.Popen(sb + [f"--threads={threads}", f"--time={int(seconds) + 11}",
+                                     "run"], stdout=subprocess.PIPE, text=True)
+        try:
+            time.sleep(5)    # past the warm-up
+            pid = srv.server_pid()
+            redo_fd = next(int(fd) for fd in os.listdir(f"/proc/{pid}/fd")
+                           if "ib_logfile" in _link(f"/proc/{pid}/fd/{fd}"))
+            data = workdir.parent / f"{workdir.name}.perf.data"
+            s0 = schedstat(pid)
+            subprocess.run(["perf", "record", "-q", "-a", "-e", ",".join(EVENTS), "-o",
+                            str(data), "--", "sleep", str(seconds)], check=True,
+                           capture_output=True)
+            s1 = schedstat(pid)
+        finally:
+            out, _ = run.communicate()
+    script = subprocess.run(["perf", "script", "-i", str(data), "-F",
+                             "comm,tid,cpu,time,event,trace"], capture_output=True, text=True,
+                            check=True).stdout
+    data.unlink(missing_ok=True)
+    tps = re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", out)
+    r = redo_cycle(script, redo_fd)
+    runs = s1[1] - s0[1]
+    r.update(threads=threads, sync_binlog=sync_binlog,
+             tps=float(tps.group(1)) if tps else None,
+             runqueue_us_per_run=round((s1[0] - s0[0]) / runs / 1e3, 1) if runs else None)
+    return r
+
+
+def _link(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
+
+
+def _ready() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (perf traces the whole system)"
+    for tool in ("perf", "sysbench"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    tracing = Path("/sys/kernel/tracing")
+    if not (tracing / "events").exists():
+        subprocess.run(["mount", "-t", "tracefs", "nodev", str(tracing)], check=False,
+                       capture_output=True)
+        if not (tracing / "events").exists():
+            return f"tracefs is not mounted on {tracing} and could not be"
+    return None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", default="4,16")
+    ap.add_argument("--sync-binlog", default="0,1")
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--workdir", default="/var/tmp/innoflush-trace")
+    a = ap.parse_args()
+    problem = _ready()
+    if problem:
+        sys.exit(f"trace_group_commit: {problem}")
+    rows = []
+    try:
+        for n in (int(x) for x in a.threads.split(",")):
+            for sbv in (int(x) for x in a.sync_binlog.split(",")):
+                r = trace_one(Path(a.workdir) / f"t{n}-sb{sbv}", n, sbv, a.seconds)
+                rows.append([n, sbv, r["tps"], round(r["syncs_per_s"]), r["write_device_us"],
+                             r["write_wait_us"], r["sync_device_us"], r["sync_wait_us"],
+                             r["cycle_us"], r["runqueue_us_per_run"]])
+    except (ServerError, subprocess.CalledProcessError) as exc:
+        sys.exit(f"trace_group_commit: {exc}")
+    except KeyboardInterrupt:
+        sys.exit("trace_group_commit: interrupted")
+    print(tabulate(rows, headers=["threads", "sync_binlog", "sysbench TPS", "redo syncs/s",
+                                  "write: device µs", "write: wait to run µs",
+                                  "sync: device µs", "sync: wait to run µs",
+                                  "sync to sync µs", "run queue µs per run"]))
+    print("medians; the device's part ends at the thread's wake-up, the wait to run at the "
+          "call's return; the run queue from /proc/PID/task/*/schedstat over the trace")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""scripts/trace_group_commit.py's reading of `perf script` output (pure: no perf here)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load():
+    spec = importlib.util.spec_from_file_location(
+        "trace_group_commit", ROOT / "scripts" / "trace_group_commit.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def line(comm: str, tid: int, t: float, event: str, rest: str) -> str:
+    return f"{comm:>16} {tid:5d} [000] {t:.6f}: {event:>28}: {rest}"
+
+
+def cycle(t0: float, tid: int, fd: int = 12) -> list[str]:
+    """One leader: its O_DIRECT write sleeps 100 µs and waits 50 to run; its fdatasync
+    sleeps 200 µs and waits 30."""
+    return [
+        line("mariadbd", tid, t0, "syscalls:sys_enter_pwrite64",
+             f"fd: 0x{fd:08x}, buf: 0x1, count: 0x00001000, pos: 0x0"),
+        line("swapper", 0, t0 + 100e-6, "sched:sched_wakeup",
+             f"comm=mariadbd pid={tid} prio=120 target_cpu=000"),
+        line("mariadbd", tid, t0 + 150e-6, "syscalls:sys_exit_pwrite64", "0x1000"),
+        line("mariadbd", tid, t0 + 160e-6, "syscalls:sys_enter_fdatasync", f"fd: 0x{fd:08x}"),
+        line("swapper", 0, t0 + 360e-6, "sched:sched_wakeup",
+             f"comm=mariadbd pid={tid} prio=120 target_cpu=001"),
+        line("mariadbd", tid, t0 + 390e-6, "syscalls:sys_exit_fdatasync", "0x0"),
+    ]
+
+
+def test_redo_cycle_splits_each_call_at_the_wake_up():
+    mod = load()
+    lines = []
+    for i in range(5):   # a sync every 500 µs, leaders taking turns
+        lines += cycle(1.0 + i * 500e-6, 100 + i % 2)
+    # another file's sync (the binlog) is not the redo log's
+    lines += cycle(1.0001, 200, fd=21)
+    r = mod.redo_cycle("\n".join(lines), redo_fd=12)
+    assert r["write_device_us"] == pytest.approx(100, abs=0.2)
+    assert r["write_wait_us"] == pytest.approx(50, abs=0.2)
+    assert r["sync_device_us"] == pytest.approx(200, abs=0.2)
+    assert r["sync_wait_us"] == pytest.approx(30, abs=0.2)
+    assert r["cycle_us"] == pytest.approx(500, abs=0.2)
+    assert r["syncs_per_s"] == pytest.approx(5 / r["seconds"])
+
+
+def test_a_call_that_never_slept_has_no_device_part():
+    mod = load()
+    lines = [line("mariadbd", 7, 2.0, "syscalls:sys_enter_fdatasync", "fd: 0x0000000c"),
+             line("mariadbd", 7, 2.00001, "syscalls:sys_exit_fdatasync", "0x0")]
+    r = mod.redo_cycle("\n".join(lines), redo_fd=12)
+    assert r["sync_device_us"] is None and r["sync_wait_us"] is None
+    assert r["cycle_us"] is None
