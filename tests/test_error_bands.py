@@ -4,11 +4,11 @@ scripts/prediction_error.py from the validation reports in docs/validation/)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 
 import pytest
+from scripts_loader import load_script
 
 from innoflush.advisor.error_bands import bands, change_key, connection_class, tps_interval
 
@@ -106,11 +106,7 @@ def test_the_shipped_figures_and_their_provenance():
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "prediction_error", ROOT / "scripts" / "prediction_error.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("prediction_error")
 
 
 def test_the_builder_percentiles_and_held_out_coverage():

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from scripts_loader import load_script
 
 
 def load():
-    spec = importlib.util.spec_from_file_location(
-        "trace_group_commit", ROOT / "scripts" / "trace_group_commit.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("trace_group_commit")
 
 
 def line(comm: str, tid: int, t: float, event: str, rest: str) -> str:
