@@ -232,7 +232,8 @@ class Server:
         """A thread the device woke (its write or sync complete) runs again once a core
         is free: it queues behind the threads already runnable, first come first served,
         not ahead of them. perf on MariaDB 10.11 under sysbench oltp_insert (2 vCPUs,
-        kernel 6.18, the local disk, sync_binlog=0): from the wake-up to the return of
+        kernel 6.18, the local disk, sync_binlog=0; scripts/trace_group_commit.py, medians
+        of one run, docs/validation.md has three): from the wake-up to the return of
         the call, the redo leader waited a median 225 µs after its O_DIRECT write and
         93 µs after its fdatasync at 16 connections, 49 and 15 µs at 4 — and a redo sync
         took 1.0 ms from one to the next at 16, 0.38 ms at 4, where the device's part
