@@ -32,7 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tabulate import tabulate  # noqa: E402
 
+from innoflush.lab.hostprobe import runq_wait_delta_s  # noqa: E402
 from innoflush.lab.local import LocalServer, ServerError, ServerOptions  # noqa: E402
+from innoflush.live.procfs import REDO_FILES, fd_links, schedstat  # noqa: E402
 
 EVENTS = ("syscalls:sys_enter_fdatasync", "syscalls:sys_exit_fdatasync",
           "syscalls:sys_enter_fsync", "syscalls:sys_exit_fsync",
@@ -88,16 +90,12 @@ def _median_us(xs: list[float]) -> float | None:
     return round(statistics.median(xs) * 1e6, 1) if xs else None
 
 
-def schedstat(pid: int) -> tuple[int, int]:
-    """(ns waited on a run queue, runs) summed over the process's threads."""
-    delay = runs = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            _, d, r = map(int, Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split())
-        except (OSError, ValueError):
-            continue   # a thread that ended meanwhile
-        delay, runs = delay + d, runs + r
-    return delay, runs
+def runqueue_us_per_run(before: dict, after: dict) -> float | None:
+    """µs a thread waited on a run queue per time it ran, over the threads present in
+    both procfs.schedstat snapshots."""
+    runs = sum(after[t][2] - before[t][2] for t in after if t in before)
+    wait_s = runq_wait_delta_s(before, after)
+    return round(wait_s * 1e6 / runs, 1) if runs and wait_s is not None else None
 
 
 def trace_one(workdir: Path, threads: int, sync_binlog: int, seconds: float) -> dict:
@@ -118,8 +116,8 @@ def trace_one(workdir: Path, threads: int, sync_binlog: int, seconds: float) -> 
         try:
             time.sleep(5)    # past the warm-up
             pid = srv.server_pid()
-            redo_fd = next(int(fd) for fd in os.listdir(f"/proc/{pid}/fd")
-                           if "ib_logfile" in _link(f"/proc/{pid}/fd/{fd}"))
+            redo_fd = next(int(fd) for fd, link in (fd_links(pid) or {}).items()
+                           if os.path.basename(link).startswith(REDO_FILES))
             data = workdir.parent / f"{workdir.name}.perf.data"
             s0 = schedstat(pid)
             subprocess.run(["perf", "record", "-q", "-a", "-e", ",".join(EVENTS), "-o",
@@ -134,18 +132,10 @@ def trace_one(workdir: Path, threads: int, sync_binlog: int, seconds: float) -> 
     data.unlink(missing_ok=True)
     tps = re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", out)
     r = redo_cycle(script, redo_fd)
-    runs = s1[1] - s0[1]
     r.update(threads=threads, sync_binlog=sync_binlog,
              tps=float(tps.group(1)) if tps else None,
-             runqueue_us_per_run=round((s1[0] - s0[0]) / runs / 1e3, 1) if runs else None)
+             runqueue_us_per_run=runqueue_us_per_run(s0, s1))
     return r
-
-
-def _link(path: str) -> str:
-    try:
-        return os.readlink(path)
-    except OSError:
-        return ""
 
 
 def _ready() -> str | None:

@@ -105,12 +105,8 @@ def test_the_shipped_figures_and_their_provenance():
     assert used <= sum(s["cells"] for s in data["sources"])
 
 
-def _script():
-    return load_script("prediction_error")
-
-
 def test_the_builder_percentiles_and_held_out_coverage():
-    mod = _script()
+    mod = load_script("prediction_error")
     rows = []
     sb = {"change": "sync_binlog 1->0", "setting": "sync_binlog", "before": "1", "after": "0"}
     for run in ("a", "b", "c"):

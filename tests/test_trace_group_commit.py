@@ -6,10 +6,6 @@ import pytest
 from scripts_loader import load_script
 
 
-def load():
-    return load_script("trace_group_commit")
-
-
 def line(comm: str, tid: int, t: float, event: str, rest: str) -> str:
     return f"{comm:>16} {tid:5d} [000] {t:.6f}: {event:>28}: {rest}"
 
@@ -31,7 +27,7 @@ def cycle(t0: float, tid: int, fd: int = 12) -> list[str]:
 
 
 def test_redo_cycle_splits_each_call_at_the_wake_up():
-    mod = load()
+    mod = load_script("trace_group_commit")
     lines = []
     for i in range(5):   # a sync every 500 µs, leaders taking turns
         lines += cycle(1.0 + i * 500e-6, 100 + i % 2)
@@ -47,9 +43,18 @@ def test_redo_cycle_splits_each_call_at_the_wake_up():
 
 
 def test_a_call_that_never_slept_has_no_device_part():
-    mod = load()
+    mod = load_script("trace_group_commit")
     lines = [line("mariadbd", 7, 2.0, "syscalls:sys_enter_fdatasync", "fd: 0x0000000c"),
              line("mariadbd", 7, 2.00001, "syscalls:sys_exit_fdatasync", "0x0")]
     r = mod.redo_cycle("\n".join(lines), redo_fd=12)
     assert r["sync_device_us"] is None and r["sync_wait_us"] is None
     assert r["cycle_us"] is None
+
+
+def test_run_queue_wait_per_run_counts_threads_present_at_both_ends():
+    mod = load_script("trace_group_commit")
+    before = {1: (0, 1_000, 10), 2: (0, 5_000, 4), 3: (0, 0, 1)}
+    after = {1: (9, 301_000, 20), 2: (9, 105_000, 14), 4: (9, 900_000, 99)}
+    # threads 1 and 2: 400 µs waited over 20 runs; 3 ended, 4 started meanwhile
+    assert mod.runqueue_us_per_run(before, after) == pytest.approx(20.0)
+    assert mod.runqueue_us_per_run({}, after) is None

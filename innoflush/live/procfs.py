@@ -107,10 +107,11 @@ def machine_cpu(stat_path: str = "/proc/stat") -> dict | None:
             "total": (user + nice + system + idle + iowait + irq + softirq + steal) / hz}
 
 
-def schedstat(pid: int | None) -> dict[int, tuple[int, int]]:
-    """{thread id: (ns on a CPU, ns waiting on a run queue)} (/proc/PID/task/*/schedstat:
-    ns resolution, unlike the 10 ms ticks of /proc/PID/stat); {} if unreadable."""
-    out: dict[int, tuple[int, int]] = {}
+def schedstat(pid: int | None) -> dict[int, tuple[int, int, int]]:
+    """{thread id: (ns on a CPU, ns waiting on a run queue, times run)}
+    (/proc/PID/task/*/schedstat: ns resolution, unlike the 10 ms ticks of
+    /proc/PID/stat); {} if unreadable."""
+    out: dict[int, tuple[int, int, int]] = {}
     if not pid:
         return out
     root = f"/proc/{pid}/task"
@@ -122,7 +123,7 @@ def schedstat(pid: int | None) -> dict[int, tuple[int, int]]:
         try:
             with open(os.path.join(root, tid, "schedstat"), encoding="ascii") as f:
                 a = f.read().split()
-            out[int(tid)] = (int(a[0]), int(a[1]))
+            out[int(tid)] = (int(a[0]), int(a[1]), int(a[2]))
         except (OSError, ValueError, IndexError):
             continue
     return out
