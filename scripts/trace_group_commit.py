@@ -6,9 +6,12 @@ mid-run, and /proc/PID/task/*/schedstat read around the trace.
 For the redo log's write and sync calls it prints how long the calling thread slept on
 the device (call entry to its wake-up) and how long it then waited to run (wake-up to
 the call's return), and the cycle from one redo sync to the next. docs/model.md ("A
-thread the device woke waits for a core") quotes its figures.
+thread the device woke waits for a core") quotes its figures. Then the server's syncs
+per second by file (the redo log, ibdata1, each table's .ibd), which docs/validation.md
+("The files a flush batch syncs") quotes at trx_commit=2.
 
     python scripts/trace_group_commit.py [--threads 4,16] [--sync-binlog 0,1]
+        [--trx-commit 1] [--no-binlog] [--workload oltp_insert]
         [--seconds 3] [--workdir /var/tmp/innoflush-trace]
 
 Needs root, perf, tracefs (mounted here when missing), sysbench and mariadbd.
@@ -86,6 +89,21 @@ def redo_cycle(perf_script: str, redo_fd: int) -> dict:
     return out
 
 
+def syncs_by_file(perf_script: str, links: dict[str, str], tids: set[int]) -> dict[str, int]:
+    """{file name: sync calls (fdatasync, fsync)} of the server's threads (tids) in
+    `perf script` output; links: the server's fds (procfs.fd_links)."""
+    counts: collections.Counter[str] = collections.Counter()
+    for line in perf_script.splitlines():
+        m = LINE.match(line)
+        if not m or int(m["tid"]) not in tids or m["event"] not in (
+                "syscalls:sys_enter_fdatasync", "syscalls:sys_enter_fsync"):
+            continue
+        fd = re.search(r"fd: (0x[0-9a-f]+)", m["rest"])
+        if fd:
+            counts[os.path.basename(links.get(str(int(fd.group(1), 16)), "?"))] += 1
+    return dict(counts)
+
+
 def _median_us(xs: list[float]) -> float | None:
     return round(statistics.median(xs) * 1e6, 1) if xs else None
 
@@ -98,16 +116,19 @@ def runqueue_us_per_run(before: dict, after: dict) -> float | None:
     return round(wait_s * 1e6 / runs, 1) if runs and wait_s is not None else None
 
 
-def trace_one(workdir: Path, threads: int, sync_binlog: int, seconds: float) -> dict:
+def trace_one(workdir: Path, threads: int, sync_binlog: int, seconds: float,
+              trx_commit: int = 1, log_bin: bool = True, workload: str = "oltp_insert"
+              ) -> dict:
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.parent.mkdir(parents=True, exist_ok=True)
-    opts = ServerOptions(innodb_flush_method="O_DIRECT", innodb_flush_log_at_trx_commit=1,
-                         log_bin=True, sync_binlog=sync_binlog,
+    opts = ServerOptions(innodb_flush_method="O_DIRECT",
+                         innodb_flush_log_at_trx_commit=trx_commit,
+                         log_bin=log_bin, sync_binlog=sync_binlog if log_bin else None,
                          extra={"max_connections": 200})
     with LocalServer(workdir, opts, remove_on_stop=True).start() as srv:
         with srv.connect() as conn, conn.cursor() as cur:
             cur.execute("CREATE DATABASE sbtest")
-        sb = ["sysbench", "oltp_insert", "--db-driver=mysql", "--mysql-user=root",
+        sb = ["sysbench", workload, "--db-driver=mysql", "--mysql-user=root",
               "--mysql-password=", "--mysql-db=sbtest", f"--mysql-socket={srv.socket}",
               "--tables=4", "--table-size=10000"]
         subprocess.run(sb + ["prepare"], check=True, capture_output=True)
@@ -116,7 +137,8 @@ def trace_one(workdir: Path, threads: int, sync_binlog: int, seconds: float) -> 
         try:
             time.sleep(5)    # past the warm-up
             pid = srv.server_pid()
-            redo_fd = next(int(fd) for fd, link in (fd_links(pid) or {}).items()
+            links = fd_links(pid) or {}
+            redo_fd = next(int(fd) for fd, link in links.items()
                            if os.path.basename(link).startswith(REDO_FILES))
             data = workdir.parent / f"{workdir.name}.perf.data"
             s0 = schedstat(pid)
@@ -124,6 +146,7 @@ def trace_one(workdir: Path, threads: int, sync_binlog: int, seconds: float) -> 
                             str(data), "--", "sleep", str(seconds)], check=True,
                            capture_output=True)
             s1 = schedstat(pid)
+            tids = set(s0) | set(s1)
         finally:
             out, _ = run.communicate()
     script = subprocess.run(["perf", "script", "-i", str(data), "-F",
@@ -132,7 +155,10 @@ def trace_one(workdir: Path, threads: int, sync_binlog: int, seconds: float) -> 
     data.unlink(missing_ok=True)
     tps = re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", out)
     r = redo_cycle(script, redo_fd)
-    r.update(threads=threads, sync_binlog=sync_binlog,
+    r["syncs_by_file"] = {f: round(n / r["seconds"], 2) if r["seconds"] else None
+                          for f, n in sorted(syncs_by_file(script, links, tids).items(),
+                                             key=lambda kv: -kv[1])}
+    r.update(threads=threads, sync_binlog=sync_binlog, trx_commit=trx_commit,
              tps=float(tps.group(1)) if tps else None,
              runqueue_us_per_run=runqueue_us_per_run(s0, s1))
     return r
@@ -157,17 +183,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", default="4,16")
     ap.add_argument("--sync-binlog", default="0,1")
+    ap.add_argument("--trx-commit", type=int, default=1, choices=(0, 1, 2),
+                    help="innodb_flush_log_at_trx_commit")
+    ap.add_argument("--no-binlog", action="store_true", help="the binary log off")
+    ap.add_argument("--workload", default="oltp_insert", help="a sysbench test")
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--workdir", default="/var/tmp/innoflush-trace")
     a = ap.parse_args()
     problem = _ready()
     if problem:
         sys.exit(f"trace_group_commit: {problem}")
-    rows = []
+    rows, by_file = [], []
     try:
         for n in (int(x) for x in a.threads.split(",")):
             for sbv in (int(x) for x in a.sync_binlog.split(",")):
-                r = trace_one(Path(a.workdir) / f"t{n}-sb{sbv}", n, sbv, a.seconds)
+                r = trace_one(Path(a.workdir) / f"t{n}-sb{sbv}", n, sbv, a.seconds,
+                              a.trx_commit, not a.no_binlog, a.workload)
+                by_file.append([n, sbv, r["tps"], ", ".join(
+                    f"{f} {v}" for f, v in r["syncs_by_file"].items())])
                 rows.append([n, sbv, r["tps"], round(r["syncs_per_s"]), r["write_device_us"],
                              r["write_wait_us"], r["sync_device_us"], r["sync_wait_us"],
                              r["cycle_us"], r["runqueue_us_per_run"]])
@@ -181,6 +214,9 @@ def main() -> None:
                                   "sync to sync µs", "run queue µs per run"]))
     print("medians; the device's part ends at the thread's wake-up, the wait to run at the "
           "call's return; the run queue from /proc/PID/task/*/schedstat over the trace")
+    print()
+    print(tabulate(by_file, headers=["threads", "sync_binlog", "sysbench TPS",
+                                     "the server's syncs/s by file"]))
 
 
 if __name__ == "__main__":

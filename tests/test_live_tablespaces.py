@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from innoflush.live.connect import ReadOnlySession
 from innoflush.live.tablespaces import extend_step
 
@@ -37,3 +39,53 @@ def test_without_process_privilege_the_step_is_unknown_and_says_why(mariadb_serv
         step, source, detail = extend_step(s, {"innodb_file_per_table": "ON"}, "mariadb")
     assert step is None and source == "unknown"
     assert "INNODB_SYS_TABLESPACES" in detail
+
+
+def test_the_tables_a_window_changes_are_counted_from_innodbs_own_counters(mariadb_server):
+    from innoflush.live.tablespaces import modified_counters, tablespaces_written
+    conn = mariadb_server.connect()
+    with conn.cursor() as cur:
+        cur.execute("CREATE DATABASE IF NOT EXISTS spread")
+        for t in ("a", "b", "c"):
+            cur.execute(f"CREATE TABLE IF NOT EXISTS spread.{t} (id INT AUTO_INCREMENT "
+                        "PRIMARY KEY, pad CHAR(20)) ENGINE=InnoDB")
+            # rows enough that 50 more do not recalculate its statistics (over 10 % of
+            # them changed), which would set the counter back to 0 mid-window
+            cur.executemany(f"INSERT INTO spread.{t} (pad) VALUES (%s)", [("x",)] * 2000)
+            conn.commit()
+            cur.execute(f"ANALYZE TABLE spread.{t}")
+            cur.fetchall()
+    conn.commit()
+    time.sleep(0.5)   # the background recalculation the inserts queued, done
+    with _session(mariadb_server) as s:
+        before = modified_counters(s, "mariadb")
+        with conn.cursor() as cur:
+            for t in ("a", "b"):     # two tables written alike, the third not at all
+                cur.executemany(f"INSERT INTO spread.{t} (pad) VALUES (%s)", [("x",)] * 50)
+        conn.commit()
+        after = modified_counters(s, "mariadb")
+        assert all(q.startswith(("SELECT", "SHOW")) for q in s.statements)
+    conn.close()
+    assert before[0] is not None and "INNODB_SYS_TABLESTATS" in after[1]
+    n, source, detail = tablespaces_written(before, after, {"innodb_undo_tablespaces": "0"},
+                                            "mariadb")
+    # the two tables, and the system tablespace that holds the undo logs
+    assert (n, source) == (3.0, "measured") and "2 table(s)" in detail
+
+
+def test_without_process_privilege_the_tables_written_are_unknown(mariadb_server,
+                                                                 server_accounts):
+    from innoflush.live.tablespaces import modified_counters
+    user, pw = server_accounts["usage"]
+    with _session(mariadb_server, user, pw) as s:
+        counters, why = modified_counters(s, "mariadb")
+    assert counters is None and "INNODB_SYS_TABLESTATS" in why
+
+
+def test_a_server_with_many_tables_open_is_not_walked(mariadb_server):
+    from innoflush.live.tablespaces import modified_counters
+    with _session(mariadb_server) as s:
+        counters, why = modified_counters(s, "mariadb", max_open=1)
+        # only the status was asked: InnoDB's dictionary was not listed
+        assert len(s.statements) == 1 and s.statements[0].startswith("SHOW")
+    assert counters is None and "table definitions are open" in why

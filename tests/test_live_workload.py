@@ -25,7 +25,7 @@ from innoflush.live.activity import (
 from innoflush.live.facts import facts_from_variables
 from innoflush.live.procfs import local_server_pid
 from innoflush.live.sampling import Interval, observe
-from innoflush.live.workload import Input, evidence
+from innoflush.live.workload import Input, WorkloadEvidence, evidence
 from innoflush.simulator import Workload
 
 MARIADB = {"version": "10.11.19-MariaDB", "version_comment": "Debian", "innodb_version":
@@ -325,6 +325,61 @@ def test_the_measured_extension_step_goes_to_the_model():
     wl, inputs, _, _ = measured_workload(ev, _observed(), True)
     assert wl.extend_bytes == 1024 * 1024 and inputs["extend_bytes"]["source"] == "measured"
 
+
+def test_tables_written_alike_count_as_many_and_a_stray_one_barely():
+    from innoflush.live.tablespaces import effective_tables, reset_point
+    # four tables written alike, a statistics table touched twice, one untouched
+    rows = 100_000
+    before = {18: (100, rows), 19: (100, rows), 20: (100, rows), 21: (100, rows),
+              14: (0, 10), 15: (7, 10)}
+    after = {18: (1100, rows), 19: (1100, rows), 20: (1100, rows), 21: (1100, rows),
+             14: (2, 10), 15: (7, 10)}
+    eff, changed = effective_tables(before, after)
+    assert changed == 5 and 4.0 < eff < 4.05
+    # a counter set back to 0 meanwhile changed up to its reset point (a tenth of 10,000
+    # rows with persistent statistics, 16 + a sixteenth with transient ones) and then
+    # what it counts now: beside a table that changed as much without a reset, the two
+    # count as two alike
+    assert (reset_point(10_000), reset_point(10_000, persistent=False)) == (1000, 641)
+    eff, changed = effective_tables({18: (600, 10_000), 19: (0, 10_000)},
+                                    {18: (40, 10_000), 19: (440, 10_000)})
+    assert (eff, changed) == (2.0, 2)
+    eff, _ = effective_tables({18: (241, 10_000), 19: (0, 10_000)},
+                              {18: (40, 10_000), 19: (440, 10_000)}, persistent=False)
+    assert eff == 2.0
+    # a table loaded into the cache during the window counts from 0
+    assert effective_tables({}, {30: (40, 10_000)}) == (1.0, 1)
+    assert effective_tables({18: (5, 10)}, {18: (5, 10)}) == (0.0, 0)
+
+
+def test_the_tablespaces_written_add_the_undo_logs_files():
+    from innoflush.live.tablespaces import tablespaces_written, undo_files
+    assert undo_files({"innodb_undo_tablespaces": "0"}, "mariadb")[0] == 1
+    assert undo_files({"innodb_undo_tablespaces": "3"}, "mariadb")[0] == 3
+    assert undo_files({"version": "8.0.36"}, "mysql")[0] == 2
+    assert undo_files({"version": "5.7.44"}, "mysql")[0] == 1
+    reads = ({1: (0, 1000), 2: (0, 1000), 3: (0, 1000)}, "INNODB_SYS_TABLESTATS")
+    n, source, detail = tablespaces_written(reads, ({1: (50, 1000), 2: (50, 1000),
+                                                     3: (0, 1000)}, "X"),
+                                            {"innodb_undo_tablespaces": "0"}, "mariadb")
+    assert (n, source) == (3.0, "measured") and "2 table(s)" in detail
+    # nothing counted, or a read that failed: unknown, and why
+    assert tablespaces_written(reads, reads, {}, "mariadb")[:2] == (None, "unknown")
+    n, source, detail = tablespaces_written((None, "no PROCESS"), reads, {}, "mariadb")
+    assert (n, source, detail) == (None, "unknown", "no PROCESS")
+
+
+def test_the_measured_tablespaces_go_to_the_model():
+    ev = _ev_with_cpu(300.0)
+    wl, inputs, _, _ = measured_workload(ev, _observed(), True)
+    assert wl.tablespaces == Workload().tablespaces
+    assert inputs["tablespaces"]["source"] == "default"
+    ev.tablespaces_written = Input(5.0, "measured", "4 table(s) changed rows")
+    wl, inputs, _, _ = measured_workload(ev, _observed(), True)
+    assert wl.tablespaces == 5 and inputs["tablespaces"]["source"] == "measured"
+    # and a report read back keeps it
+    back = WorkloadEvidence.from_dict(ev.to_dict())
+    assert back.tablespaces_written.value == 5.0
 
 class _R:
     duration_s = 10.0

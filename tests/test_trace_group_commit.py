@@ -58,3 +58,19 @@ def test_run_queue_wait_per_run_counts_threads_present_at_both_ends():
     # threads 1 and 2: 400 µs waited over 20 runs; 3 ended, 4 started meanwhile
     assert mod.runqueue_us_per_run(before, after) == pytest.approx(20.0)
     assert mod.runqueue_us_per_run({}, after) is None
+
+
+def test_syncs_are_counted_by_the_file_their_fd_points_at():
+    mod = load_script("trace_group_commit")
+    links = {"12": "/var/tmp/d/ib_logfile0", "21": "/var/tmp/d/sbtest/sbtest1.ibd",
+             "3": "/var/tmp/d/ibdata1"}
+    lines = [line("mariadbd", 7, 1.0, "syscalls:sys_enter_fdatasync", "fd: 0x0000000c"),
+             line("mariadbd", 7, 1.1, "syscalls:sys_exit_fdatasync", "0x0"),
+             line("ib_pg_flush_co", 9, 1.2, "syscalls:sys_enter_fdatasync", "fd: 0x00000015"),
+             line("ib_pg_flush_co", 9, 1.3, "syscalls:sys_enter_fsync", "fd: 0x00000003"),
+             line("mariadbd", 7, 1.4, "syscalls:sys_enter_fdatasync", "fd: 0x0000000c"),
+             # another process's sync on an fd of the same number is not the server's
+             line("sysbench", 500, 1.5, "syscalls:sys_enter_fdatasync", "fd: 0x0000000c"),
+             line("mariadbd", 7, 1.6, "syscalls:sys_enter_pwrite64", "fd: 0x0000000c")]
+    counts = mod.syncs_by_file("\n".join(lines), links, tids={7, 9})
+    assert counts == {"ib_logfile0": 2, "sbtest1.ibd": 1, "ibdata1": 1}

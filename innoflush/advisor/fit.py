@@ -265,8 +265,6 @@ def workload_from_observed(o: Observed, connections: int | None = None
                  "binlog off)")
     growth, how = growth_per_commit(o)
     a.append(f"growth_bytes_per_trx = {growth:.0f} ({how})")
-    a.append(f"tablespaces = {DEFAULT_WORKLOAD.tablespaces} (default: files written are not "
-             "counted by the server)")
     wl = Workload(connections=conns, cpu_us_per_trx=0.0, client_us_per_trx=0.0,
                   redo_bytes_per_trx=max(1, int(round(redo))),
                   binlog_bytes_per_trx=max(0, int(round(binlog))),
@@ -402,6 +400,13 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True
         inputs["extend_bytes"] = {"value": DEFAULT_WORKLOAD.extend_bytes, "source": "default",
                                   "detail": f"{ev.extend_bytes.detail}: 4 extents at a time, "
                                   "as a tablespace over 32 MiB grows"}
+    if ev.tablespaces_written.value:
+        take("tablespaces", ev.tablespaces_written)
+        changes["tablespaces"] = int(ev.tablespaces_written.value)
+    else:
+        inputs["tablespaces"] = {"value": DEFAULT_WORKLOAD.tablespaces, "source": "default",
+                                 "detail": f"{ev.tablespaces_written.detail}: the files a "
+                                 "page flush batch syncs are not known"}
     inputs["work_cv"] = {"value": DEFAULT_WORK_CV, "source": "default",
                          "detail": "how much transactions differ is not shown by the server; "
                          "the lab's calibrations measured 0.28-0.5 for inserts"}

@@ -46,7 +46,7 @@ JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
   ``commits_per_s``, then per input {``value``, ``source``, ``detail``, ``low``, ``high``}:
   ``connections``, ``inside_us_per_trx``, ``outside_us_per_trx``,
   ``commit_wait_us_per_trx``, ``server_cpu_us_per_trx``, ``background_cpu_us_per_trx``,
-  ``client_cpu_us_per_trx``, ``other_cpu_us_per_trx``, ``extend_bytes``,
+  ``client_cpu_us_per_trx``, ``other_cpu_us_per_trx``, ``extend_bytes``, ``tablespaces_written``,
   ``statements_per_trx``, ``cpu_cores``, ``redo_syncs_per_s``, ``data_file_syncs_per_s``,
   ``binlog_syncs_per_s``, ``data_file_sync_us``, ``commit_statement_us``; ``activity``
   (the processlist samples), ``performance_schema``, ``server_process``, ``notes``.

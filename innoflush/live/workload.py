@@ -42,7 +42,7 @@ from .procfs import (
     thread_cpu,
 )
 from .sampling import Interval, combine, estimate_commits, sample
-from .tablespaces import extend_step
+from .tablespaces import extend_step, modified_counters, tablespaces_written
 
 SOURCES = ("measured", "/proc", "performance_schema", "estimated", "bound", "option",
            "default", "unknown")
@@ -100,6 +100,10 @@ class WorkloadEvidence:
     # inserts' growth over this is how often a commit path waits for the extension syncs
     extend_bytes: Input = field(
         default_factory=lambda: unknown("the tablespaces' sizes were not read"))
+    # the files the window's page writes spread over (live/tablespaces.py): how many a
+    # page flush batch syncs
+    tablespaces_written: Input = field(
+        default_factory=lambda: unknown("the tables' row changes were not read"))
     # the hand-off probe on the server's host (live/handoff.py, Handoff.to_dict()): what
     # a lone connection's statements cost there once its commits do not sleep; None: not
     # measured, handoff_note says why
@@ -109,7 +113,7 @@ class WorkloadEvidence:
     INPUTS = ("connections", "inside_us_per_trx", "outside_us_per_trx",
               "commit_wait_us_per_trx", "server_cpu_us_per_trx",
               "background_cpu_us_per_trx", "client_cpu_us_per_trx", "other_cpu_us_per_trx",
-              "extend_bytes", "statements_per_trx",
+              "extend_bytes", "tablespaces_written", "statements_per_trx",
               "cpu_cores", "redo_syncs_per_s", "data_file_syncs_per_s",
               "binlog_syncs_per_s", "data_file_sync_us", "commit_statement_us")
 
@@ -190,6 +194,7 @@ class WorkloadProbe:
         self.pid: int | None = None
         self.pid_reason = "not looked for"
         self._pfs0: perfschema.PfsSnapshot | None = None
+        self._modified0: tuple[dict | None, str] = (None, "not read")
         self._host0: _HostSnapshot | None = None
         self._statements0 = 0
 
@@ -208,6 +213,7 @@ class WorkloadProbe:
             self.sampler = ActivitySampler(self.open_session, self.period_s or PERIOD_S,
                                            exclude_ids=[own] if own is not None else [])
             self.sampler.start()
+        self._modified0 = modified_counters(self.session, self.facts.product)
         self._pfs0 = perfschema.snapshot(self.session)
         self._host0 = _host_snapshot(self.pid)
         self._host0.clients = clients
@@ -223,6 +229,7 @@ class WorkloadProbe:
             None, problem="processlist not sampled (no second session)")
         host1.clients = client_processes(self.pid) if self.pid else set()
         pfs = perfschema.delta(self._pfs0, pfs1)
+        modified1 = modified_counters(self.session, self.facts.product)
         step, source, detail = extend_step(self.session, self.facts.variables,
                                            self.facts.product)
         ev = evidence(self.facts, total, activity, pfs, self._host0, host1,
@@ -231,6 +238,8 @@ class WorkloadProbe:
                       connections_option=self.connections_option,
                       cpu_cores_option=self.cpu_cores_option)
         ev.extend_bytes = Input(None if step is None else float(step), source, detail)
+        ev.tablespaces_written = Input(*tablespaces_written(
+            self._modified0, modified1, self.facts.variables, self.facts.product))
         return ev
 
     def reconnected(self, session: Any) -> None:
@@ -241,6 +250,8 @@ class WorkloadProbe:
         self.session = session
         self._statements0 = len(getattr(session, "statements", [])) - own
         self._pfs0 = None
+        self._modified0 = (None, "the server restarted during the window: its tables' "
+                           "row counts started again")
         self.pid = None
         self.pid_reason = ("the server restarted during the window: its process's CPU "
                            "before and after are not comparable")
