@@ -393,20 +393,18 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True
                                            "dblwr_page_share")}
         assumptions = [a for a in assumptions if not a.startswith("pages_dirtied")]
         assumptions += reentry["lines"]
-    if ev.extend_bytes.value:
-        take("extend_bytes", ev.extend_bytes)
-        changes["extend_bytes"] = int(ev.extend_bytes.value)
-    else:
-        inputs["extend_bytes"] = {"value": DEFAULT_WORKLOAD.extend_bytes, "source": "default",
-                                  "detail": f"{ev.extend_bytes.detail}: 4 extents at a time, "
-                                  "as a tablespace over 32 MiB grows"}
-    if ev.tablespaces_written.value:
-        take("tablespaces", ev.tablespaces_written)
-        changes["tablespaces"] = int(ev.tablespaces_written.value)
-    else:
-        inputs["tablespaces"] = {"value": DEFAULT_WORKLOAD.tablespaces, "source": "default",
-                                 "detail": f"{ev.tablespaces_written.detail}: the files a "
-                                 "page flush batch syncs are not known"}
+    # the files' figures the server showed, else the simulator's defaults and why
+    for name, inp, otherwise in (
+            ("extend_bytes", ev.extend_bytes,
+             "4 extents at a time, as a tablespace over 32 MiB grows"),
+            ("tablespaces", ev.tablespaces_written,
+             "the files a page flush batch syncs are not known")):
+        if inp.value:
+            take(name, inp)
+            changes[name] = int(inp.value)
+        else:
+            inputs[name] = {"value": getattr(DEFAULT_WORKLOAD, name), "source": "default",
+                            "detail": f"{inp.detail}: {otherwise}"}
     inputs["work_cv"] = {"value": DEFAULT_WORK_CV, "source": "default",
                          "detail": "how much transactions differ is not shown by the server; "
                          "the lab's calibrations measured 0.28-0.5 for inserts"}
