@@ -47,6 +47,12 @@ LINE = re.compile(r"^\s*(?P<comm>\S.*?)\s+(?P<tid>\d+)\s+\[\d+\]\s+(?P<t>[\d.]+)
                   r"(?P<event>\S+):\s*(?P<rest>.*)$")
 
 
+def call_fd(trace: str) -> int | None:
+    """The fd argument of a syscall's entry in `perf script`'s trace field."""
+    fd = re.search(r"fd: (0x[0-9a-f]+)", trace)
+    return int(fd.group(1), 16) if fd else None
+
+
 def redo_cycle(perf_script: str, redo_fd: int) -> dict:
     """Medians (µs) of the redo log's calls in `perf script -F comm,tid,cpu,time,event,trace`
     output: for pwrite64 and the sync, the sleep on the device (entry to the thread's
@@ -65,8 +71,7 @@ def redo_cycle(perf_script: str, redo_fd: int) -> dict:
         if event == "sched:sched_wakeup":
             wakes[int(re.search(r"pid=(\d+)", rest).group(1))].append(t)
         elif event.startswith("syscalls:sys_enter_"):
-            fd = re.search(r"fd: (0x[0-9a-f]+)", rest)
-            if fd and int(fd.group(1), 16) == redo_fd:
+            if call_fd(rest) == redo_fd:
                 open_calls[tid] = (event.removeprefix("syscalls:sys_enter_"), tid, t)
         elif event.startswith("syscalls:sys_exit_"):
             call = open_calls.pop(tid, None)
@@ -98,9 +103,9 @@ def syncs_by_file(perf_script: str, links: dict[str, str], tids: set[int]) -> di
         if not m or int(m["tid"]) not in tids or m["event"] not in (
                 "syscalls:sys_enter_fdatasync", "syscalls:sys_enter_fsync"):
             continue
-        fd = re.search(r"fd: (0x[0-9a-f]+)", m["rest"])
-        if fd:
-            counts[os.path.basename(links.get(str(int(fd.group(1), 16)), "?"))] += 1
+        fd = call_fd(m["rest"])
+        if fd is not None:
+            counts[os.path.basename(links.get(str(fd), "?"))] += 1
     return dict(counts)
 
 

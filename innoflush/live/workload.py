@@ -229,7 +229,9 @@ class WorkloadProbe:
             None, problem="processlist not sampled (no second session)")
         host1.clients = client_processes(self.pid) if self.pid else set()
         pfs = perfschema.delta(self._pfs0, pfs1)
-        modified1 = modified_counters(self.session, self.facts.product)
+        # not asked again where the first read found nothing to compare with
+        modified1 = (modified_counters(self.session, self.facts.product)
+                     if self._modified0[0] is not None else self._modified0)
         step, source, detail = extend_step(self.session, self.facts.variables,
                                            self.facts.product)
         ev = evidence(self.facts, total, activity, pfs, self._host0, host1,
