@@ -8,7 +8,7 @@ change to the model is judged on the same measured cells, side by side with the 
 report recorded when it ran.
 
     python bench/refit_changes.py changes.json[.gz] [more.json ...] [--cells] [--seed 1]
-        [--extend-bytes N] [--sync-cpu-us S]
+        [--extend-bytes N] [--tablespaces N] [--sync-cpu-us S]
 
 (docs/validation/sysbench-changes.json.gz is the run docs/validation.md reports.)
 """
@@ -37,7 +37,7 @@ def with_sync_call_cpu(sync_cpu_us: float) -> None:
 
     from innoflush.advisor import fit
 
-    measured = fit.measured_workload
+    measured = fit.measured_workload   # fit_workload calls it by this name
 
     def measured_with_sync_cpu(ev, o, sleeping=True):
         wl, inputs, assumptions, missing = measured(ev, o, sleeping)
@@ -64,6 +64,9 @@ def main() -> None:
     ap.add_argument("--extend-bytes", type=int, default=None,
                     help="the tablespaces' extension step for reports that did not read it "
                     "(sysbench's 4 x 10,000-row tables: 1048576)")
+    ap.add_argument("--tablespaces", type=int, default=None,
+                    help="the files a flush batch syncs for reports that did not read them "
+                    "(sysbench's 4 tables and the system tablespace: 5)")
     ap.add_argument("--sync-cpu-us", type=float, default=None,
                     help="an experiment: give every fitted workload a sync call's own CPU "
                     "(sync_cpu_us = S, its share per commit taken out of the CPU measured in "
@@ -80,7 +83,7 @@ def main() -> None:
             if not (dev.get("profile") or {}).get("data"):
                 print(f"{path}: {dev['name']}: no profile data kept; skipped", file=sys.stderr)
         for dev, cell, profile in measured_cells(report):
-            r = refit(cell, profile, args.seed, args.extend_bytes)
+            r = refit(cell, profile, args.seed, args.extend_bytes, args.tablespaces)
             meas = cell["measured_ratio"]
             f = r["ratio"] / meas if r["ratio"] else None
             if f is not None:

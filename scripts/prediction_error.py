@@ -67,7 +67,8 @@ def _model_key() -> str:
     the docs or to how an interval is drawn does not redo the refits)."""
     h = hashlib.sha256()
     for pattern in ("innoflush/simulator/*.py", "innoflush/advisor/fit.py",
-                    "innoflush/advisor/predict.py", "innoflush/advisor/sleep_cost.py",
+                    "innoflush/advisor/measured.py", "innoflush/advisor/predict.py",
+                    "innoflush/advisor/sleep_cost.py",
                     "innoflush/advisor/round_trip.py", "innoflush/live/*.py",
                     "innoflush/lab/refit.py",
                     "innoflush/profiles/*.py"):

@@ -11,7 +11,8 @@ import pytest
 
 from innoflush.advisor.candidates import candidate_changes, mark_advised
 from innoflush.advisor.device import device_from_profile
-from innoflush.advisor.fit import Check, measured_workload, model_checks
+from innoflush.advisor.fit import Check, model_checks
+from innoflush.advisor.measured import measured_workload
 from innoflush.advisor.predict import SPREAD, _variant
 from innoflush.advisor.rules import Finding
 from innoflush.advisor.sleep_cost import client_sleep_cost_us, server_sleep_cost_us, without_sleep
@@ -288,7 +289,7 @@ def test_missing_inputs_are_named():
 
 
 def test_growth_is_the_pages_created_where_no_delete_balances_the_inserts():
-    from innoflush.advisor.fit import growth_per_commit
+    from innoflush.advisor.measured import growth_per_commit
     inserts = observe(_interval({"Com_insert": 1000, "Innodb_pages_created": 20}),
                       "mariadb", False, 1)
     growth, how = growth_per_commit(inserts)

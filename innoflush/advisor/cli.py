@@ -32,6 +32,9 @@ any has a recommendation (docs/commands/advise-inventory.md).
 Exit codes:
   0    nothing to change
   3    recommendations made
+  4    a prediction was wanted (--profile or --measure) and the model cannot
+       explain the workload it saw: no predicted number is printed, the report
+       says why
   2    usage or connection error (bad option, unreachable server, access denied,
        missing privilege)
   1    other failure (no InnoDB on the server, server restarted or counters reset

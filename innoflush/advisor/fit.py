@@ -1,12 +1,7 @@
 """The simulator's Workload from what the server was seen doing — measured, then checked.
 
-Every input is read, not solved (innoflush.live.workload measures them with their
-source): the connections and the time a transaction spends outside the server from
-processlist samples, the server's CPU per transaction from /proc when it runs on this
-host (the bound the processlist gives otherwise), the other processes' CPU on this host
-(the load generator's, when it runs here: it competes for the same cores), statements per
-transaction from Questions, and from the counter deltas (``workload_from_observed``):
-redo bytes, pages dirtied and how many come back after their write, binlog bytes.
+Every input is read, not solved (advisor/measured.py turns what innoflush.live.workload
+measured, each with its source, and the counter deltas into the simulator's Workload).
 
 The model then has to **explain** what it saw: simulated at the server's current
 settings, it must reproduce the observed commit rate, commits per redo sync, data fsyncs
@@ -24,37 +19,24 @@ import time
 from dataclasses import dataclass, field, replace
 
 from ..live.facts import ServerFacts
-from ..live.pages import page_counts, page_reentry
 from ..live.sampling import Observed, start_state
 from ..live.workload import Input, WorkloadEvidence
 from ..measure.facts import completion_cores, gather_facts
 from ..simulator import ServerConfig, ServerStart, Workload, simulate
 from ..simulator.config import MiB
-from ..simulator.flavors import PAGE_BYTES, get_flavor
-from .round_trip import round_trip_floor
-from .sleep_cost import (
-    CLIENT_FLOOR_SHARE,
-    client_sleep_cost_us,
-    server_sleep_cost_us,
-    without_sleep,
-)
+from ..simulator.flavors import get_flavor
+from .measured import measured_workload
 
-DEFAULT_WORKLOAD = Workload()
 COMMITS_PER_RUN = 20_000  # simulated commits per run: bounds the time of one run
 # how far the model may be from what was observed and still be said to explain it
 TOLERANCES = {"tps": 0.15, "commits_per_redo_sync": 0.30, "data_fsyncs_per_s": 0.35,
               "page_writes_per_s": 0.50}
 # below these the figure is noise-sized: an error in % says nothing (per second)
 NOISE_FLOOR = {"data_fsyncs_per_s": 5.0, "page_writes_per_s": 50.0}
-# transactions differ; the lab's calibrations measured 0.28-0.5 for inserts
-DEFAULT_WORK_CV = 0.3
 # the device as the server sees it: a profile whose commits wait within this of the
 # server's own is taken as it is; beyond SCALE_LIMIT either way it is not this storage
 SCALE_KEEP = 0.15
 SCALE_LIMIT = 5.0
-# what a commit that sleeps on a sync costs in CPU where it was not measured (the lab's
-# calibration of this kind of 2-vCPU VM: sleep_cpu_us 43.8)
-DEFAULT_SLEEP_CPU_US = 40.0
 
 
 def _int_var(f: ServerFacts, name: str, default: int | None = None) -> int | None:
@@ -198,227 +180,6 @@ class Fit:
         """The factor the device profile's latencies were scaled by (1: as measured)."""
         prov = getattr(self.profile, "provenance", None) or {}
         return float((prov.get("scaled") or {}).get("factor", 1.0))
-
-
-INSERTS = ("Com_insert", "Com_insert_select", "Com_replace", "Com_replace_select", "Com_load")
-DELETES = ("Com_delete", "Com_delete_multi")
-
-
-def growth_per_commit(o: Observed) -> tuple[float, str]:
-    """(bytes the tablespaces grow by per commit, how it was found). The pages the server
-    created, where its inserts are not balanced by deletes (a delete's space is reused by
-    the next insert: sysbench's write_only deletes and re-inserts a row, and its files do
-    not grow while it creates pages); the rows it inserted at an assumed 400 B each where
-    it does not count created pages."""
-    d, commits = o.deltas, o.commits
-    rows_in, rows_out = d.get("Innodb_rows_inserted"), d.get("Innodb_rows_deleted")
-    if rows_in is not None and rows_out is not None:
-        ins, dels, counted = rows_in, rows_out, "Innodb_rows_inserted/deleted"
-    else:
-        ins = sum(d.get(k, 0) for k in INSERTS)
-        dels = sum(d.get(k, 0) for k in DELETES)
-        counted = "insert/delete statements"
-    net = max(0.0, 1.0 - dels / ins) if ins else 0.0
-    created = d.get("Innodb_pages_created")
-    if created is not None and commits:
-        growth = created / commits * PAGE_BYTES * net
-        return growth, (f"Innodb_pages_created / commits x {PAGE_BYTES // 1024} KiB x "
-                        f"{net:.2f}, the share of inserts no delete balanced ({counted})")
-    if o.rows_inserted_per_commit is not None:
-        growth = DEFAULT_WORKLOAD.growth_bytes_per_trx * o.rows_inserted_per_commit * net
-        return growth, "Innodb_rows_inserted / commits x 400 B per row, assumed"
-    return DEFAULT_WORKLOAD.growth_bytes_per_trx, ("default: this server counts neither "
-                                                   "created pages nor inserted rows")
-
-
-def workload_from_observed(o: Observed, connections: int | None = None
-                           ) -> tuple[Workload, list[str]]:
-    """The per-commit figures of the counter deltas (redo, pages, binlog, growth); CPU and
-    client time 0 — the caller measures those."""
-    a: list[str] = []
-    conns = connections or 1
-    redo = o.redo_bytes_per_commit
-    if redo:
-        a.append(f"redo_bytes_per_trx = {redo:.0f} (Innodb_os_log_written / commits)")
-    else:
-        redo = DEFAULT_WORKLOAD.redo_bytes_per_trx
-        a.append(f"redo_bytes_per_trx = {redo} (default: no redo figure)")
-    pages = o.page_writes_per_commit
-    dirtied = o.pages_dirtied_per_commit
-    if dirtied is not None and (pages is None or dirtied > pages):
-        pages = dirtied
-        a.append(f"pages_dirtied_per_trx = {pages:g} ((Innodb_buffer_pool_pages_flushed + "
-                 "growth of Innodb_buffer_pool_pages_dirty) / commits: a page dirtied twice "
-                 "in the interval counts once)")
-    elif pages is not None:
-        a.append(f"pages_dirtied_per_trx = {pages:g} (pages written / commits over the "
-                 "interval; the page cleaner's timing makes this approximate)")
-    else:
-        pages = DEFAULT_WORKLOAD.pages_dirtied_per_trx
-        a.append(f"pages_dirtied_per_trx = {pages:g} (default)")
-    binlog = o.binlog_bytes_per_commit
-    if binlog:
-        a.append(f"binlog_bytes_per_trx = {binlog:.0f} (Binlog_bytes_written / commits)")
-    else:
-        binlog = DEFAULT_WORKLOAD.binlog_bytes_per_trx
-        a.append(f"binlog_bytes_per_trx = {binlog} (default: not counted by this server or "
-                 "binlog off)")
-    growth, how = growth_per_commit(o)
-    a.append(f"growth_bytes_per_trx = {growth:.0f} ({how})")
-    wl = Workload(connections=conns, cpu_us_per_trx=0.0, client_us_per_trx=0.0,
-                  redo_bytes_per_trx=max(1, int(round(redo))),
-                  binlog_bytes_per_trx=max(0, int(round(binlog))),
-                  pages_dirtied_per_trx=max(0.0, float(pages)), growth_bytes_per_trx=growth)
-    wl.validate()
-    return wl, a
-
-
-def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True
-                      ) -> tuple[Workload | None, dict, list[str], list[str]]:
-    """(Workload or None, inputs {field: {value, source, detail}}, assumptions, missing)
-    from the measured evidence and the counter deltas; sleeping: the server's commits
-    sleep on a sync at its current settings."""
-    missing: list[str] = []
-    inputs: dict = {}
-
-    def take(name: str, inp, value=None) -> None:
-        inputs[name] = {"value": inp.value if value is None else value,
-                        "source": inp.source, "detail": inp.detail}
-
-    if ev.connections.value is None:
-        missing.append(f"the connections: {ev.connections.detail}")
-    if ev.outside_us_per_trx.value is None:
-        missing.append(f"the time outside the server: {ev.outside_us_per_trx.detail}")
-    if ev.server_cpu_us_per_trx.value is None:
-        missing.append(f"the server's CPU per transaction: {ev.server_cpu_us_per_trx.detail}")
-    if ev.commits <= 0:
-        missing.append("no write transaction was committed during the interval")
-    if missing:
-        return None, inputs, [], missing
-    conns = max(1, int(round(ev.connections.value or 1)))
-    base, assumptions = workload_from_observed(o, conns)
-    conn_cpu = float(ev.server_cpu_us_per_trx.value or 0.0)
-    # The commit's own CPU (its redo calls, the sleep and wake-up, the spinning of a
-    # group commit) is spent in the commit states, inside the commit wait the processlist
-    # measures; the statements' time is what is left of the time inside the server, and
-    # CPU beyond that ran in the commit. Where commits sleep on a sync that CPU is the
-    # sleeping commit's (sleep_cpu_us: gone at a setting without a sync at commit — on
-    # this VM a 4-connection insert load spent 22 % less CPU per transaction at
-    # trx_commit=2); otherwise it stays with every commit (commit_cpu_us).
-    statements_us = max(0.0, (ev.inside_us_per_trx.value or 0.0)
-                        - (ev.commit_wait_us_per_trx.value or 0.0))
-    overlap = (max(0.0, conn_cpu - statements_us)
-               if ev.server_cpu_us_per_trx.source == "/proc" else 0.0)
-    cpu = conn_cpu - overlap
-    sleep_cpu = overlap if sleeping else DEFAULT_SLEEP_CPU_US
-    commit_cpu = 0.0 if sleeping else overlap
-    # The server's other threads (page cleaner, purge, timers) are left out: the model
-    # runs its own page cleaner, and most of the rest is a constant load per second,
-    # which per transaction would swell at a low commit rate and inflate every change's
-    # price (8-14 ms/s on the development VM, 44 µs per transaction at 320 commits/s).
-    take("cpu_us_per_trx", ev.server_cpu_us_per_trx, cpu)
-    # Commits that sleep cost CPU beyond their work (advisor/sleep_cost.py): the CPU
-    # measured is the sleeping cost, and a setting without a sync at commit gives that
-    # part back — the larger of its measured rate and the CPU seen in the commit states.
-    wait = ev.commit_wait_us_per_trx.value
-    cost = (server_sleep_cost_us(wait, ev.commits_per_s)
-            if sleeping and wait and ev.server_cpu_us_per_trx.source == "/proc" else 0.0)
-    cpu_sleeping = 0.0
-    if cost > overlap:
-        cpu_sleeping = cpu
-        cpu = min(cpu, without_sleep(conn_cpu, cost))
-        inputs["cpu_us_per_trx"]["detail"] += (
-            f"; less {cpu_sleeping - cpu:.0f} µs a commit's sleep costs ({cost:.0f} "
-            f"at a {wait:.0f}-µs commit wait and {ev.commits_per_s:.0f} commits/s, "
-            "sleep_cost.py)")
-        inputs["cpu_us_per_trx"]["value"] = round(cpu, 3)
-        inputs["cpu_us_per_trx_sleeping"] = {
-            "value": round(cpu_sleeping, 3), "source": ev.server_cpu_us_per_trx.source,
-            "detail": "the CPU measured, the commits sleeping on a sync"}
-    how = ("the connection threads' CPU beyond their statements' time inside the server "
-           "(the rest ran in the commit states)")
-    inputs["sleep_cpu_us"] = (
-        {"value": round(sleep_cpu, 3), "source": "/proc", "detail": how + ", the commits "
-         "sleeping on a sync"} if sleeping else
-        {"value": sleep_cpu, "source": "default", "detail": "commits do not sleep on a sync "
-         "here; what one would cost is not measured (lab calibrate measured 44 µs on a "
-         "2-vCPU VM)"})
-    inputs["commit_cpu_us"] = {"value": round(commit_cpu, 3),
-                               "source": "/proc" if not sleeping else "default",
-                               "detail": how if not sleeping else "in sleep_cpu_us here"}
-    outside = float(ev.outside_us_per_trx.value or 0.0)
-    take("client_us_per_trx", ev.outside_us_per_trx, outside)
-    # The clients' CPU grows with every transaction and competes for the server's cores;
-    # when the processes at the connections' other end were found, the rest of the host
-    # is unrelated load and left out; otherwise all of it stands in for the clients.
-    known = ev.client_cpu_us_per_trx if ev.client_cpu_us_per_trx.value is not None \
-        else ev.other_cpu_us_per_trx
-    other = known.value
-    client_cpu = min(outside, other) if other is not None else 0.0
-    client_sleeping = 0.0
-    if other is not None:
-        take("client_cpu_us_per_trx", known, client_cpu)
-        client_cost = (client_sleep_cost_us(ev.inside_us_per_trx.value or 0.0,
-                                            ev.commits_per_s) if cpu_sleeping else 0.0)
-        if client_cost and client_cpu > 0:
-            # the clients wait on every transaction too, and give back CPU the same way
-            client_sleeping = client_cpu
-            client_cpu = without_sleep(client_cpu, client_cost, CLIENT_FLOOR_SHARE)
-            outside -= client_sleeping - client_cpu
-            inputs["client_cpu_us_per_trx"]["value"] = round(client_cpu, 3)
-            inputs["client_cpu_us_per_trx"]["detail"] += (
-                f"; less {client_sleeping - client_cpu:.0f} µs waiting on sleeping commits "
-                "costs (sleep_cost.py)")
-            inputs["client_cpu_us_per_trx_sleeping"] = {
-                "value": round(client_sleeping, 3), "source": known.source,
-                "detail": "the clients' CPU measured, the commits sleeping on a sync"}
-            inputs["client_us_per_trx"]["value"] = round(outside, 3)
-    else:
-        inputs["client_cpu_us_per_trx"] = {"value": 0.0, "source": "default",
-                                           "detail": "the server is not on this host: its "
-                                           "clients' CPU is not known to compete for its cores"}
-    take("connections", ev.connections, conns)
-    stmts = max(1, int(round(ev.statements_per_trx.value or 1)))
-    if ev.statements_per_trx.value is not None:
-        take("statements_per_trx", ev.statements_per_trx, stmts)
-    else:
-        inputs["statements_per_trx"] = {"value": 1, "source": "default",
-                                        "detail": ev.statements_per_trx.detail}
-    counts = page_counts(o.deltas)
-    reentry = page_reentry(ev.commits, counts[0], counts[1],
-                           o.gauge_deltas.get("Innodb_buffer_pool_pages_dirty"), counts[2])
-    changes: dict = {}
-    if reentry is not None:
-        changes = {k: reentry[k] for k in ("pages_dirtied_per_trx", "hot_page_share",
-                                           "dblwr_page_share")}
-        assumptions = [a for a in assumptions if not a.startswith("pages_dirtied")]
-        assumptions += reentry["lines"]
-    # the files' figures the server showed, else the simulator's defaults and why
-    for name, inp, otherwise in (
-            ("extend_bytes", ev.extend_bytes,
-             "4 extents at a time, as a tablespace over 32 MiB grows"),
-            ("tablespaces", ev.tablespaces_written,
-             "the files a page flush batch syncs are not known")):
-        if inp.value:
-            take(name, inp)
-            changes[name] = int(inp.value)
-        else:
-            inputs[name] = {"value": getattr(DEFAULT_WORKLOAD, name), "source": "default",
-                            "detail": f"{inp.detail}: {otherwise}"}
-    inputs["work_cv"] = {"value": DEFAULT_WORK_CV, "source": "default",
-                         "detail": "how much transactions differ is not shown by the server; "
-                         "the lab's calibrations measured 0.28-0.5 for inserts"}
-    floor, inputs["round_trip_floor_us"] = round_trip_floor(ev.handoff, conns,
-                                                            ev.handoff_note)
-    wl = replace(base, connections=conns, cpu_us_per_trx=round(cpu, 3),
-                 commit_cpu_us=round(commit_cpu, 3), sleep_cpu_us=round(sleep_cpu, 3),
-                 client_us_per_trx=round(outside, 3),
-                 client_cpu_us_per_trx=round(client_cpu, 3), statements_per_trx=stmts,
-                 cpu_us_per_trx_sleeping=round(cpu_sleeping, 3),
-                 client_cpu_us_per_trx_sleeping=round(client_sleeping, 3),
-                 work_cv=DEFAULT_WORK_CV, round_trip_floor_us=floor, **changes)
-    wl.validate()
-    return wl, inputs, assumptions, []
 
 
 def sim_duration_for(tps: float, window_s: float | None = None) -> float:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from ..advisor.fit import config_from_facts, workload_from_observed
+from ..advisor.fit import config_from_facts
+from ..advisor.measured import workload_from_observed
 from ..live.pages import page_counts, page_reentry
 from ..simulator import ServerStart, Workload, simulate
 from .clients import WorkloadResult
@@ -42,7 +43,7 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
       in the two per-transaction CPU figures), or, where the server's CPU could not be
       read, the part outside the client's CPU (``outside_client_us``);
     - ``redo_bytes_per_trx``, ``pages_dirtied_per_trx``, ``binlog_bytes_per_trx``: the
-      advisor's arithmetic on the status deltas (``fit.workload_from_observed``);
+      advisor's arithmetic on the status deltas (``measured.workload_from_observed``);
     - ``tablespaces`` = InnoDB files written during the run (mtime moved), at least 1;
     - ``growth_bytes_per_trx`` = bytes those files grew / commits;
     - ``extend_bytes`` = the mean size step of the files while the run went on (when

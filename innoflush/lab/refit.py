@@ -45,15 +45,19 @@ def measured_cells(report: dict) -> Iterator[tuple[dict, dict, DeviceProfile]]:
 
 
 def refit(cell: dict, profile: DeviceProfile, seed: int = 1,
-          extend_bytes: int | None = None) -> dict:
+          extend_bytes: int | None = None, tablespaces: int | None = None) -> dict:
     """Today's fit and predicted ratio for one measured cell. extend_bytes: the
-    tablespaces' extension step where the report did not read it (before 2026-11-26)."""
+    tablespaces' extension step where the report did not read it (before 2026-11-26);
+    tablespaces: the files a flush batch syncs where the report did not read them (before
+    2026-11-28)."""
     rep = cell["advise_report"]
     facts = facts_from_variables(rep["settings"]["variables"])
     observed = Observed.from_dict(rep["observed"])
     ev = WorkloadEvidence.from_dict(rep["workload"])
     if extend_bytes and ev.extend_bytes.value is None:
         ev.extend_bytes = Input(float(extend_bytes), "option", "--extend-bytes")
+    if tablespaces and ev.tablespaces_written.value is None:
+        ev.tablespaces_written = Input(float(tablespaces), "option", "--tablespaces")
     config = ServerConfig(**rep["fit"]["config"]) if rep.get("fit") else None
     fit = fit_workload(facts, observed, ev, profile, seed=seed, config=config)
     out: dict = {"explained": fit.explained, "reasons": fit.reasons, "ratio": None,
