@@ -8,7 +8,10 @@ the device (call entry to its wake-up) and how long it then waited to run (wake-
 the call's return), and the cycle from one redo sync to the next. docs/model.md ("A
 thread the device woke waits for a core") quotes its figures. Then the server's syncs
 per second by file (the redo log, ibdata1, each table's .ibd), which docs/validation.md
-("The files a flush batch syncs") quotes at trx_commit=2.
+("The files a flush batch syncs") quotes at trx_commit=2, and by the thread that made
+them (the one that writes the checkpoint, MariaDB's page cleaner; the ones that write
+the redo's records; the rest), which docs/validation.md ("The write-ahead rule is each
+page's") quotes.
 
     python scripts/trace_group_commit.py [--threads 4,16] [--sync-binlog 0,1]
         [--trx-commit 1] [--no-binlog] [--workload oltp_insert]
@@ -109,6 +112,46 @@ def syncs_by_file(perf_script: str, links: dict[str, str], tids: set[int]) -> di
     return dict(counts)
 
 
+# MariaDB 10.8+ writes its checkpoint to these offsets of ib_logfile0 (log_t::CHECKPOINT_1,
+# CHECKPOINT_2); the redo's records start at 12288
+CHECKPOINT_OFFSETS = (4096, 8192)
+
+
+def syncs_by_role(perf_script: str, links: dict[str, str], tids: set[int]
+                  ) -> dict[str, dict[str, int]]:
+    """{role: {"threads", "redo_syncs", "data_syncs"}} of the server's threads (tids):
+    the one that writes the checkpoint (MariaDB's page cleaner: its redo syncs are the
+    write-ahead rule's before a page is written and the checkpoint's), the ones that write
+    the redo's records (connections, or a log writer), and the rest (the timer's
+    once-a-second flush, the I/O completions)."""
+    redo_fds = {fd for fd, link in links.items()
+                if os.path.basename(link).startswith(REDO_FILES)}
+    per_tid: dict[int, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for line in perf_script.splitlines():
+        m = LINE.match(line)
+        if not m or int(m["tid"]) not in tids:
+            continue
+        tid, event, rest = int(m["tid"]), m["event"], m["rest"]
+        fd = call_fd(rest)
+        redo = fd is not None and str(fd) in redo_fds
+        if event in ("syscalls:sys_enter_fdatasync", "syscalls:sys_enter_fsync"):
+            per_tid[tid]["redo_syncs" if redo else "data_syncs"] += 1
+        elif event == "syscalls:sys_enter_pwrite64" and redo:
+            pos = re.search(r"pos: (0x[0-9a-f]+)", rest)
+            at = int(pos.group(1), 16) if pos else None
+            per_tid[tid]["checkpoint_writes" if at in CHECKPOINT_OFFSETS
+                         else "redo_writes"] += 1
+    roles: dict[str, dict[str, int]] = {}
+    for counts in per_tid.values():
+        role = ("writes the checkpoint" if counts["checkpoint_writes"]
+                else "writes the redo's records" if counts["redo_writes"] else "other")
+        r = roles.setdefault(role, {"threads": 0, "redo_syncs": 0, "data_syncs": 0})
+        r["threads"] += 1
+        r["redo_syncs"] += counts["redo_syncs"]
+        r["data_syncs"] += counts["data_syncs"]
+    return roles
+
+
 def _median_us(xs: list[float]) -> float | None:
     return round(statistics.median(xs) * 1e6, 1) if xs else None
 
@@ -163,6 +206,10 @@ def trace_one(workdir: Path, threads: int, sync_binlog: int, seconds: float,
     r["syncs_by_file"] = {f: round(n / r["seconds"], 2) if r["seconds"] else None
                           for f, n in sorted(syncs_by_file(script, links, tids).items(),
                                              key=lambda kv: -kv[1])}
+    r["syncs_by_role"] = {
+        role: {k: (round(v / r["seconds"], 2) if k != "threads" and r["seconds"] else v)
+               for k, v in counts.items()}
+        for role, counts in syncs_by_role(script, links, tids).items()}
     r.update(threads=threads, sync_binlog=sync_binlog, trx_commit=trx_commit,
              tps=float(tps.group(1)) if tps else None,
              runqueue_us_per_run=runqueue_us_per_run(s0, s1))
@@ -198,7 +245,7 @@ def main() -> None:
     problem = _ready()
     if problem:
         sys.exit(f"trace_group_commit: {problem}")
-    rows, by_file = [], []
+    rows, by_file, by_role = [], [], []
     try:
         for n in (int(x) for x in a.threads.split(",")):
             for sbv in (int(x) for x in a.sync_binlog.split(",")):
@@ -206,6 +253,8 @@ def main() -> None:
                               a.trx_commit, not a.no_binlog, a.workload)
                 by_file.append([n, sbv, r["tps"], ", ".join(
                     f"{f} {v}" for f, v in r["syncs_by_file"].items())])
+                by_role += [[n, sbv, role, c["threads"], c["redo_syncs"], c["data_syncs"]]
+                            for role, c in sorted(r["syncs_by_role"].items())]
                 rows.append([n, sbv, r["tps"], round(r["syncs_per_s"]), r["write_device_us"],
                              r["write_wait_us"], r["sync_device_us"], r["sync_wait_us"],
                              r["cycle_us"], r["runqueue_us_per_run"]])
@@ -222,6 +271,9 @@ def main() -> None:
     print()
     print(tabulate(by_file, headers=["threads", "sync_binlog", "sysbench TPS",
                                      "the server's syncs/s by file"]))
+    print()
+    print(tabulate(by_role, headers=["threads", "sync_binlog", "server thread",
+                                     "how many", "redo syncs/s", "data-file syncs/s"]))
 
 
 if __name__ == "__main__":

@@ -215,7 +215,9 @@ def measured_run(tps: float, fsyncs: float, trx_commit: int = 1) -> SimpleNamesp
     return SimpleNamespace(
         figures=lambda: {"tps": tps, "commit_latency_p50_ms": None, "data_fsyncs_per_s": fsyncs,
                          "data_writes_per_s": 0.0},
-        wr=SimpleNamespace(commits=int(tps * 3)), iv=SimpleNamespace(seconds=3.0),
+        wr=SimpleNamespace(commits=int(tps * 3)),
+        iv=SimpleNamespace(seconds=3.0, end_gauges={"Innodb_checkpoint_age": 9_000_000},
+                           gauge_deltas={"Innodb_checkpoint_age": 4_000_000}),
         observed=SimpleNamespace(commits_source="autocommit write statements"),
         server_cpu_s=0.3, client={"client_cpu": {"cpu_us_per_trx": 40.0}},
         back={"innodb_flush_method": "O_DIRECT", "innodb_flush_log_at_trx_commit": trx_commit,
@@ -281,6 +283,14 @@ def test_the_reports_render_every_kind_of_cell():
     assert back["summary"]["by_change"]["trx-commit"]["direction_beyond_noise"] == "1/1"
     assert "repeatability: 3 pairs" in text and "direction beyond noise" in text
     assert "A perfect model would be within" in md
+
+
+def test_a_run_keeps_the_checkpoint_age_at_its_window_ends():
+    assert run_figures(measured_run(1000.0, 995.0))["checkpoint_age"] == {
+        "start": 5_000_000, "end": 9_000_000}
+    silent = measured_run(1000.0, 995.0)   # a server that does not show the age
+    silent.iv = SimpleNamespace(seconds=3.0, end_gauges={}, gauge_deltas={})
+    assert run_figures(silent)["checkpoint_age"] == {"start": None, "end": None}
 
 
 def test_a_run_says_what_advise_did_during_it():

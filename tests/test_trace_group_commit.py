@@ -74,3 +74,32 @@ def test_syncs_are_counted_by_the_file_their_fd_points_at():
              line("mariadbd", 7, 1.6, "syscalls:sys_enter_pwrite64", "fd: 0x0000000c")]
     counts = mod.syncs_by_file("\n".join(lines), links, tids={7, 9})
     assert counts == {"ib_logfile0": 2, "sbtest1.ibd": 1, "ibdata1": 1}
+
+
+def test_syncs_are_told_apart_by_the_thread_that_made_them():
+    mod = load_script("trace_group_commit")
+    links = {"12": "/var/tmp/d/ib_logfile0", "21": "/var/tmp/d/sbtest/sbtest1.ibd"}
+
+    def write(tid: int, t: float, pos: int) -> str:
+        return line("mariadbd", tid, t, "syscalls:sys_enter_pwrite64",
+                    f"fd: 0x0000000c, buf: 0x1, count: 0x00001000, pos: 0x{pos:x}")
+
+    def sync(tid: int, t: float, fd: int) -> str:
+        return line("mariadbd", tid, t, "syscalls:sys_enter_fdatasync", f"fd: 0x{fd:08x}")
+
+    lines = [
+        # the page cleaner: two write-ahead syncs, a data file, the checkpoint's two
+        sync(5, 1.0, 12), sync(5, 1.003, 12), sync(5, 1.004, 21), sync(5, 1.005, 12),
+        write(5, 1.006, 8192), sync(5, 1.007, 12),
+        # a connection at trx_commit=2 writes the redo's records past 12288, and extends
+        # its table (two syncs)
+        write(7, 1.1, 12288), write(7, 1.2, 16384), sync(7, 1.3, 21), sync(7, 1.31, 21),
+        # the timer's once-a-second flush, from a pool thread that writes nothing
+        sync(9, 1.5, 12),
+        # not the server's
+        sync(500, 1.6, 12)]
+    roles = mod.syncs_by_role("\n".join(lines), links, tids={5, 7, 9})
+    assert roles == {
+        "writes the checkpoint": {"threads": 1, "redo_syncs": 4, "data_syncs": 1},
+        "writes the redo's records": {"threads": 1, "redo_syncs": 0, "data_syncs": 2},
+        "other": {"threads": 1, "redo_syncs": 1, "data_syncs": 0}}

@@ -272,13 +272,15 @@ def log_write_up_to(srv: Server, upto: int, flush: bool,
         srv.cpu_release(on_cpu)
 
 
-def log_flush_for_page_write(srv: Server) -> SimGen[None]:
+def log_flush_for_page_write(srv: Server, upto: int | None = None) -> SimGen[None]:
     """The write-ahead rule (buf_page_t::flush, buf_flush_write_block_low): a page is
     written only once the redo up to its newest modification is durable. A flush batch
     holds pages modified a moment ago (index roots, the tablespace header, hot leaves),
-    so unless commits keep the redo synced the batch waits for a sync of all of it."""
+    so unless commits keep the redo synced the batch waits for a sync of all of it.
+    upto: the newest modification the pages to write can have (default: the log's end)."""
     log = srv.redo
-    upto = log.lsn
+    if upto is None:
+        upto = log.lsn
     if log.flushed_lsn >= upto:
         return
     srv.count("page_write_log_flushes")
