@@ -20,7 +20,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from ..executor import InProcessExecutor, SimExecutor
-from ..simulator import Workload, simulate
+from ..simulator import ServerConfig, ServerStart, Workload, simulate
+from ..simulator.flavors import get_flavor
+from ..simulator.redo import capacity_points
 from .error_bands import tps_interval
 from .fit import Fit
 from .rules import Finding
@@ -148,7 +150,10 @@ class Predictor:
             tps.append(c["tps_pct"])
             fsyncs.append(c["data_fsyncs_per_s_pct"])
         now = {k: getattr(self.fit.config, k, None) for k in changes}
+        cfg = replace(self.fit.config, **changes)
         return {"current": self.current, "recommended": rec, "change": change,
+                "horizon": page_cleaner_horizon(cfg, self.fit.workload, self.fit.start,
+                                                rec["tps"], self.duration_s),
                 "range": {"tps_pct": _span(tps), "data_fsyncs_per_s_pct": _span(fsyncs)},
                 "interval": tps_interval(now, changes, change["tps_pct"],
                                          connections=getattr(self.fit.workload,
@@ -156,6 +161,33 @@ class Predictor:
                 "sim": {"profile": self.profile.name, "duration_s": self.duration_s,
                         "seed": self.seed, "changes": changes,
                         "fit_converged": self.fit.converged}}
+
+
+def page_cleaner_horizon(cfg: ServerConfig, wl: Workload | None, start: ServerStart | None,
+                         tps: float, duration_s: float) -> dict | None:
+    """Where a prediction's data fsyncs stop holding: MariaDB's page cleaner, with
+    innodb_max_dirty_pages_pct_lwm=0, sleeps until the checkpoint age reaches its async
+    point, then passes every second (and syncs the files it wrote). A prediction
+    simulates the seconds after the state advise saw; if its checkpoint age ends short of
+    that point, a server kept at the setting gets there later, unless something else
+    flushes pages first (its buffer pool running short of free pages): {async point,
+    the age at the simulated window's start and end, the predicted redo rate, seconds to
+    the point at that rate} (bytes, bytes/s). None: another flavor, a low-water mark set,
+    no redo, or the window got there (its page cleaner is in the figures)."""
+    flavor = get_flavor(cfg.flavor)
+    if (not flavor.mariadb_page_cleaner or cfg.innodb_max_dirty_pages_pct_lwm
+            or wl is None or tps <= 0):
+        return None
+    rate = tps * wl.redo_bytes_per_trx
+    _, async_age, _, _ = capacity_points(flavor, cfg.innodb_redo_log_capacity)
+    age0 = start.checkpoint_age if start else 0
+    end = age0 + rate * duration_s
+    if rate <= 0 or end >= async_age:
+        return None
+    return {"async_point_bytes": async_age, "age_at_start_bytes": age0,
+            "age_at_end_bytes": round(end),
+            "redo_bytes_per_s": round(rate), "seconds_to_async_point":
+            round((async_age - age0) / rate, 1)}
 
 
 def _span(values: list[float | None]) -> list[float] | None:

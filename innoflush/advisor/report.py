@@ -69,7 +69,9 @@ JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
   {``tps``, ``commit_latency_p50_ms``, ``commit_latency_p99_ms``, ``data_fsyncs_per_s``,
   ``syncs_per_s``}, ``change``: {``tps_pct``, ``commit_latency_p50_pct``,
   ``commit_latency_p99_pct``, ``data_fsyncs_per_s_pct``}, ``range`` {``tps_pct``,
-  ``data_fsyncs_per_s_pct``: [low, high]}, ``sim`` {``profile``,
+  ``data_fsyncs_per_s_pct``: [low, high]}, ``horizon`` (null, or where the data fsyncs
+  stop holding: {``async_point_bytes``, ``age_at_start_bytes``, ``age_at_end_bytes``,
+  ``redo_bytes_per_s``, ``seconds_to_async_point``}), ``sim`` {``profile``,
   ``duration_s``, ``seed``, ``changes``, ``fit_converged``}}}], most severe first.
 - ``combined_prediction``: all recommendations at once (same shape as ``predicted``), or
   null when fewer than two are simulated.
@@ -284,6 +286,8 @@ def render_text(r: dict) -> str:
                            f"{p['sim']['profile']}, {p['sim']['duration_s']:g} s, on the "
                            "measured workload):")
                 out.append(_indent(_pred_table(p), 6))
+                if horizon := _horizon_text(p):
+                    out.append(f"      {horizon}")
     else:
         out.append("nothing to change.")
     if r.get("combined_prediction"):
@@ -328,6 +332,21 @@ def _pred_table(p: dict) -> str:
     if p.get("interval"):
         rows.append([f"TPS change likely ({_coverage(p)})", "", "", _interval(p)])
     return tabulate(rows, headers=["", "current", "recommended", "change"], tablefmt="simple")
+
+
+def _horizon_text(p: dict | None) -> str | None:
+    """Where the predicted data fsyncs/s stop holding (predict.page_cleaner_horizon)."""
+    h = (p or {}).get("horizon")
+    if not h:
+        return None
+    mb = 1e6
+    return (f"data fsyncs/s: those of the next {p['sim']['duration_s']:g} s from a "
+            f"checkpoint age of {h['age_at_start_bytes'] / mb:.0f} MB; at "
+            f"{h['redo_bytes_per_s'] / mb:.1f} MB/s of redo the age reaches the page "
+            f"cleaner's async point ({h['async_point_bytes'] / mb:.0f} MB) in about "
+            f"{h['seconds_to_async_point']:.0f} s, unless the buffer pool runs short of "
+            "free pages first; past it the page cleaner passes every second and syncs "
+            "what it wrote, which this figure leaves out")
 
 
 def _coverage(p: dict | None) -> str:
@@ -449,4 +468,7 @@ def _candidates_text(cands: list[dict]) -> list[str]:
             ch = c["predicted"]["change"]
             out.append(f"  - {c['setting']}={c['candidate']}: would give {_pct(ch['tps_pct'])} "
                        f"TPS ({_likely(c['predicted'])}); not advised: {c['unsafe']}")
+    for c in cands:
+        if horizon := _horizon_text(c.get("predicted")):
+            out.append(f"  - {c['setting']}={c['candidate']}: {horizon}")
     return out

@@ -32,6 +32,23 @@ FLUSHER_NOTICE_S = 5e-6
 CHECKPOINT_WRITE_BYTES = 4096
 
 
+def capacity_points(flavor: Flavor, log_bytes: int) -> tuple[int, int, int, int]:
+    """(capacity, async flush age, sync flush age, stop age) of a redo log of log_bytes,
+    checkpoint ages in bytes."""
+    if flavor.mariadb_page_cleaner:
+        # log_t::set_capacity (log0log.cc): capacity 90% of the file (less its header),
+        # less 48 pages and 10%; async flush at 7/8 of that, sync flush at all of it
+        capacity = log_bytes - 12288
+        capacity -= capacity // 10
+        margin = capacity - 48 * PAGE_BYTES
+        margin -= margin // 10
+        return capacity, margin - margin // 8, margin, margin
+    # redo capacity points, as log0files_capacity.cc derives them from the capacity
+    hard = log_bytes * 30 // 32
+    soft = int(hard * 0.95)
+    return hard, soft * 7 // 8, soft * 15 // 16, soft
+
+
 class RedoLog:
     """The redo log: its LSNs (bytes), the events its waiters sleep on, its threads'
     wake-ups, the group commit leader's state and its capacity points."""
@@ -59,25 +76,8 @@ class RedoLog:
         self.writer_wakeup: Event | None = None
         self.flusher_wakeup: Event | None = None
         self.checkpoint_request: Event | None = None
-        if flavor.mariadb_page_cleaner:
-            # log_t::set_capacity (log0log.cc): capacity 90% of the file (less its header),
-            # less 48 pages and 10%; async flush at 7/8 of that, sync flush at all of it
-            capacity = config.innodb_redo_log_capacity - 12288
-            capacity -= capacity // 10
-            margin = capacity - 48 * PAGE_BYTES
-            margin -= margin // 10
-            self.capacity = capacity
-            self.async_flush_age = margin - margin // 8
-            self.sync_flush_age = margin
-            self.stop_age = margin
-        else:
-            # redo capacity points, as log0files_capacity.cc derives them from the capacity
-            hard = config.innodb_redo_log_capacity * 30 // 32
-            soft = int(hard * 0.95)
-            self.capacity = hard
-            self.async_flush_age = soft * 7 // 8
-            self.sync_flush_age = soft * 15 // 16
-            self.stop_age = soft
+        (self.capacity, self.async_flush_age, self.sync_flush_age,
+         self.stop_age) = capacity_points(flavor, config.innodb_redo_log_capacity)
 
     def start_at(self, age: int) -> None:
         """A log with `age` bytes of redo since its checkpoint, all of it durable."""

@@ -1,0 +1,51 @@
+"""Where a prediction's data fsyncs/s stop holding: MariaDB's page cleaner starting at the
+checkpoint's async point after the simulated window (advisor/predict.py), and how the
+report says it (pure)."""
+
+from __future__ import annotations
+
+from innoflush.advisor.predict import page_cleaner_horizon
+from innoflush.advisor.report import _horizon_text
+from innoflush.simulator import ServerConfig, ServerStart, Workload
+from innoflush.simulator.flavors import get_flavor
+from innoflush.simulator.redo import capacity_points
+
+MIB = 1024 * 1024
+MARIADB = ServerConfig(flavor="mariadb-10.11", innodb_max_dirty_pages_pct_lwm=0.0,
+                       innodb_redo_log_capacity=96 * MIB)
+
+
+def test_the_async_point_is_mariadbs_for_a_96_mib_log():
+    # log_t::set_capacity on the lab's 96 MiB ib_logfile0: 70.7 MB, where the after runs
+    # of 2026-11-28 started their page cleaner
+    _, async_age, sync_age, _ = capacity_points(get_flavor("mariadb-10.11"), 96 * MIB)
+    assert async_age == 70_717_088 and async_age < sync_age
+
+
+def test_a_window_that_ends_short_of_the_async_point_says_when_it_gets_there():
+    wl = Workload(connections=4, redo_bytes_per_trx=400)
+    h = page_cleaner_horizon(MARIADB, wl, ServerStart(checkpoint_age=20_000_000), 12_500.0,
+                             4.0)
+    assert h is not None
+    assert h["redo_bytes_per_s"] == 5_000_000
+    assert h["age_at_start_bytes"] == 20_000_000 and h["age_at_end_bytes"] == 40_000_000
+    assert h["seconds_to_async_point"] == round((70_717_088 - 20_000_000) / 5e6, 1)
+    text = _horizon_text({"horizon": h, "sim": {"duration_s": 4.0}})
+    assert "next 4 s from a checkpoint age of 20 MB" in text
+    assert "5.0 MB/s" in text and "(71 MB) in about 10 s" in text
+
+
+def test_no_horizon_where_the_window_got_there_or_the_cleaner_does_not_wait_for_it():
+    wl = Workload(connections=4, redo_bytes_per_trx=400)
+    near = ServerStart(checkpoint_age=60_000_000)
+    # 60 MB + 4 s x 5 MB/s passes 70.7 MB: the window's own page cleaner is in the figures
+    assert page_cleaner_horizon(MARIADB, wl, near, 12_500.0, 4.0) is None
+    # a low-water mark set: MariaDB's cleaner flushes before the async point
+    lwm = ServerConfig(flavor="mariadb-10.11", innodb_max_dirty_pages_pct_lwm=10.0)
+    assert page_cleaner_horizon(lwm, wl, None, 12_500.0, 4.0) is None
+    # MySQL's page cleaner is not modelled this way
+    assert page_cleaner_horizon(ServerConfig(flavor="mysql-8.0"), wl, None, 12_500.0,
+                                4.0) is None
+    # nothing committed, nothing to say
+    assert page_cleaner_horizon(MARIADB, wl, None, 0.0, 4.0) is None
+    assert _horizon_text({"horizon": None, "sim": {"duration_s": 4.0}}) is None
