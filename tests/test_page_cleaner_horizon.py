@@ -30,9 +30,14 @@ def test_a_window_that_ends_short_of_the_async_point_says_when_it_gets_there():
     assert h["redo_bytes_per_s"] == 5_000_000
     assert h["age_at_start_bytes"] == 20_000_000 and h["age_at_end_bytes"] == 40_000_000
     assert h["seconds_to_async_point"] == round((70_717_088 - 20_000_000) / 5e6, 1)
-    text = _horizon_text({"horizon": h, "sim": {"duration_s": 4.0}})
+    faster = {"horizon": h, "sim": {"duration_s": 4.0}, "current": {"tps": 1_000.0},
+              "candidate": {"tps": 12_500.0}}
+    text = _horizon_text(faster)
     assert "next 4 s from a checkpoint age of 20 MB" in text
     assert "5.0 MB/s" in text and "(71 MB) in about 10 s" in text
+    # a change that leaves the commit rate about where it was shares the current
+    # figure's horizon: its difference stands, and the report does not repeat it
+    assert _horizon_text({**faster, "candidate": {"tps": 1_100.0}}) is None
 
 
 def test_no_horizon_where_the_window_got_there_or_the_cleaner_does_not_wait_for_it():
@@ -48,4 +53,5 @@ def test_no_horizon_where_the_window_got_there_or_the_cleaner_does_not_wait_for_
                                 4.0) is None
     # nothing committed, nothing to say
     assert page_cleaner_horizon(MARIADB, wl, None, 0.0, 4.0) is None
-    assert _horizon_text({"horizon": None, "sim": {"duration_s": 4.0}}) is None
+    assert _horizon_text({"horizon": None, "sim": {"duration_s": 4.0},
+                          "current": {"tps": 1.0}, "candidate": {"tps": 9.0}}) is None

@@ -335,9 +335,16 @@ def _pred_table(p: dict) -> str:
 
 
 def _horizon_text(p: dict | None) -> str | None:
-    """Where the predicted data fsyncs/s stop holding (predict.page_cleaner_horizon)."""
+    """Where the predicted data fsyncs/s stop holding (predict.page_cleaner_horizon), said
+    where the change is what brings the page cleaner in: it raises the commit rate by half
+    or more (otherwise the current figure shares the same horizon, and the change's
+    difference stands)."""
     h = (p or {}).get("horizon")
     if not h:
+        return None
+    now = (p.get("current") or {}).get("tps") or 0.0
+    then = (p.get("recommended") or p.get("candidate") or {}).get("tps") or 0.0
+    if not now or then < 1.5 * now:
         return None
     mb = 1e6
     return (f"data fsyncs/s: those of the next {p['sim']['duration_s']:g} s from a "
