@@ -305,11 +305,10 @@ def run_figures(m) -> dict:
 
 def window_checkpoint_age(iv) -> dict:
     """The redo since the last checkpoint at the window's start and end, bytes (None
-    where the server does not show it): whether the page cleaner was at work. MariaDB's
-    sleeps, with innodb_max_dirty_pages_pct_lwm=0, until the age reaches its async point
-    (7/8 of the log's margin), so an after run that only gets there mid-window syncs its
-    data files part of the time: the few syncs a second at trx_commit=2 that replicates
-    of a cell measured 2-4x apart."""
+    where the server does not show it). MariaDB's page cleaner sleeps, with
+    innodb_max_dirty_pages_pct_lwm=0, until the age reaches its async point (7/8 of the
+    log's margin): a run that gets there mid-window syncs its data files for part of it
+    (docs/validation.md, 2026-11-28 afternoon)."""
     end = iv.end_gauges.get("Innodb_checkpoint_age")
     delta = iv.gauge_deltas.get("Innodb_checkpoint_age")
     return {"start": end - delta if end is not None and delta is not None else None,
@@ -333,9 +332,9 @@ MEANED = ("tps", "data_fsyncs_per_s", "data_writes_per_s", "server_cpu_us_per_tr
 def replicate_figures(i: int, before: dict, after: dict) -> dict:
     """One replicate of a cell: its before and after figures (tps, data fsyncs/s, data
     writes/s, the checkpoint age at the window's ends), each run's own notes, and its
-    ratio. The notes are kept per run because a
-    side's mean keeps the first replicate's only, and a replicate far from the others
-    is told by its own (the hypervisor's steal, syncs slower than the emulated draw)."""
+    ratio. The notes are kept per run because a side's mean keeps the first replicate's
+    only, and a replicate far from the others is told by its own (the hypervisor's
+    steal, syncs slower than the emulated draw)."""
     pick = ("tps", "data_fsyncs_per_s", "data_writes_per_s", "checkpoint_age")
 
     def side(run: dict) -> dict:
