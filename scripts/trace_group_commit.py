@@ -32,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -97,17 +98,24 @@ def redo_cycle(perf_script: str, redo_fd: int) -> dict:
     return out
 
 
+SYNC_ENTRIES = ("syscalls:sys_enter_fdatasync", "syscalls:sys_enter_fsync")
+
+
+def server_calls(perf_script: str, tids: set[int]) -> Iterator[tuple[int, str, str, int | None]]:
+    """(tid, event, trace, fd) of every event of the server's threads (tids) in
+    `perf script -F comm,tid,cpu,time,event,trace` output."""
+    for line in perf_script.splitlines():
+        m = LINE.match(line)
+        if m and int(m["tid"]) in tids:
+            yield int(m["tid"]), m["event"], m["rest"], call_fd(m["rest"])
+
+
 def syncs_by_file(perf_script: str, links: dict[str, str], tids: set[int]) -> dict[str, int]:
     """{file name: sync calls (fdatasync, fsync)} of the server's threads (tids) in
     `perf script` output; links: the server's fds (procfs.fd_links)."""
     counts: collections.Counter[str] = collections.Counter()
-    for line in perf_script.splitlines():
-        m = LINE.match(line)
-        if not m or int(m["tid"]) not in tids or m["event"] not in (
-                "syscalls:sys_enter_fdatasync", "syscalls:sys_enter_fsync"):
-            continue
-        fd = call_fd(m["rest"])
-        if fd is not None:
+    for _tid, event, _rest, fd in server_calls(perf_script, tids):
+        if event in SYNC_ENTRIES and fd is not None:
             counts[os.path.basename(links.get(str(fd), "?"))] += 1
     return dict(counts)
 
@@ -127,14 +135,9 @@ def syncs_by_role(perf_script: str, links: dict[str, str], tids: set[int]
     redo_fds = {fd for fd, link in links.items()
                 if os.path.basename(link).startswith(REDO_FILES)}
     per_tid: dict[int, collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    for line in perf_script.splitlines():
-        m = LINE.match(line)
-        if not m or int(m["tid"]) not in tids:
-            continue
-        tid, event, rest = int(m["tid"]), m["event"], m["rest"]
-        fd = call_fd(rest)
+    for tid, event, rest, fd in server_calls(perf_script, tids):
         redo = fd is not None and str(fd) in redo_fds
-        if event in ("syscalls:sys_enter_fdatasync", "syscalls:sys_enter_fsync"):
+        if event in SYNC_ENTRIES:
             per_tid[tid]["redo_syncs" if redo else "data_syncs"] += 1
         elif event == "syscalls:sys_enter_pwrite64" and redo:
             pos = re.search(r"pos: (0x[0-9a-f]+)", rest)

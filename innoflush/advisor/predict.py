@@ -150,10 +150,9 @@ class Predictor:
             tps.append(c["tps_pct"])
             fsyncs.append(c["data_fsyncs_per_s_pct"])
         now = {k: getattr(self.fit.config, k, None) for k in changes}
-        cfg = replace(self.fit.config, **changes)
+        cfg, wl, _, duration_s, _, start = self._case(changes, 0)   # the run behind rec
         return {"current": self.current, "recommended": rec, "change": change,
-                "horizon": page_cleaner_horizon(cfg, self.fit.workload, self.fit.start,
-                                                rec["tps"], self.duration_s),
+                "horizon": page_cleaner_horizon(cfg, wl, start, rec["tps"], duration_s),
                 "range": {"tps_pct": _span(tps), "data_fsyncs_per_s_pct": _span(fsyncs)},
                 "interval": tps_interval(now, changes, change["tps_pct"],
                                          connections=getattr(self.fit.workload,
@@ -182,7 +181,7 @@ def page_cleaner_horizon(cfg: ServerConfig, wl: Workload | None, start: ServerSt
     _, async_age, _, _ = capacity_points(flavor, cfg.innodb_redo_log_capacity)
     age0 = start.checkpoint_age if start else 0
     end = age0 + rate * duration_s
-    if rate <= 0 or end >= async_age:
+    if end >= async_age:
         return None
     return {"async_point_bytes": async_age, "age_at_start_bytes": age0,
             "age_at_end_bytes": round(end),
