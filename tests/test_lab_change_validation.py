@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from innoflush.errors import UsageError
 from innoflush.lab import change_report
 from innoflush.lab.advise_reading import advise_fit, candidate_prediction, fitted_workload
 from innoflush.lab.change_validation import (
@@ -103,7 +104,8 @@ def test_a_cell_compares_advise_s_price_with_the_measured_change():
                               "within_noise": False}
     assert c["replicates"] == [] and c["measured_spread_pct"] is None
     assert c["noise_band_pct"] == 3.0
-    assert c["data_fsyncs_after"] == {"measured": 8.0, "predicted": 10.0, "error_pct": 25.0}
+    assert c["data_fsyncs_after"] == {"measured": 8.0, "predicted": 10.0, "basis": "window",
+                                      "error_pct": 25.0}
     assert c["simulate_before"]["error_pct"] == -10.0 and c["simulate_before"]["missing"] is None
     # advise's simulation of the after setting: 1,800 against 2,000 measured
     assert c["simulate_after"] == {"measured_tps": 2000.0, "predicted_tps": 1800.0,
@@ -112,6 +114,57 @@ def test_a_cell_compares_advise_s_price_with_the_measured_change():
     assert a["explained"] is True and a["fit_workload"] == FIT_WORKLOAD
     assert a["candidate"]["advised"] is True and a["candidate"]["id"] == "c1"
     assert c["notes"] == []
+
+
+def _settled_report(settled: float | None) -> dict:
+    rep = advise_report(fsyncs_after=4.0)
+    rep["candidates"][0]["predicted"]["settled"] = (
+        None if settled is None else {"tps": 1800.0, "data_fsyncs_per_s": settled})
+    return rep
+
+
+SETTLED = {"reached": True, "how": "async_point", "seconds": 12.5, "age_bytes": 71_000_000,
+           "async_point_bytes": 70_717_088}
+
+
+def test_settled_after_runs_are_held_to_advise_s_settled_figure():
+    after = {**AFTER, "settle": SETTLED}
+    c = cell_result(CHANGES["trx-commit"], BEFORE, after, _settled_report(10.0), None)
+    assert c["advise"]["candidate"]["data_fsyncs_per_s_settled"] == 10.0
+    assert c["data_fsyncs_after"] == {"measured": 8.0, "predicted": 10.0, "basis": "settled",
+                                      "error_pct": 25.0}
+    # an after run that did not get there is a fresh server's first seconds: advise's
+    # own window is what describes it
+    short = {**AFTER, "settle": {**SETTLED, "reached": False}}
+    c = cell_result(CHANGES["trx-commit"], BEFORE, short, _settled_report(10.0), None)
+    assert c["data_fsyncs_after"]["basis"] == "window"
+    assert c["data_fsyncs_after"]["predicted"] == 4.0
+    # nor with no settled figure (advise's window got to the point on its own)
+    c = cell_result(CHANGES["trx-commit"], BEFORE, after, _settled_report(None), None)
+    assert c["data_fsyncs_after"]["basis"] == "window"
+
+
+def test_with_replicates_every_after_run_must_have_settled():
+    after = {**AFTER, "settle": SETTLED}
+    reps = [{"replicate": 1, "after": {"settle": SETTLED}, "ratio": 2.0},
+            {"replicate": 2, "after": {"settle": {**SETTLED, "reached": False}},
+             "ratio": 2.0}]
+    c = cell_result(CHANGES["trx-commit"], BEFORE, after, _settled_report(10.0), None,
+                    replicates=reps)
+    assert c["data_fsyncs_after"]["basis"] == "window"
+    reps[1]["after"]["settle"] = SETTLED
+    c = cell_result(CHANGES["trx-commit"], BEFORE, after, _settled_report(10.0), None,
+                    replicates=reps)
+    assert c["data_fsyncs_after"]["basis"] == "settled"
+
+
+def test_settling_is_for_an_outside_command_and_bounded():
+    with pytest.raises(UsageError, match="--settle-after"):
+        LabOptions(settle_s=10.0).validate()
+    wc = WorkloadCommand("w", "true")
+    with pytest.raises(UsageError, match="--settle-after"):
+        ChangeValidateOptions(lab=LabOptions(), workloads=[wc],
+                              settle_after_s=-1.0).validate()
 
 
 def test_within_the_factor_at_its_edges_and_beyond():

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
@@ -28,6 +29,7 @@ from innoflush.lab.command_spec import (
     workload_commands,
 )
 from innoflush.lab.external import (
+    CommandLoad,
     CommandProcess,
     command_cpu,
     group_cpu_seconds,
@@ -35,6 +37,7 @@ from innoflush.lab.external import (
     statements_per_trx,
 )
 from innoflush.lab.options import LabOptions
+from innoflush.lab.workload import WorkloadSpec
 
 VALUES = {"host": "127.0.0.1", "port": "3307", "socket": "/tmp/a dir/it's $HOME \"x\".sock",
           "user": "root", "password_file": "/tmp/a dir/pw", "threads": "4", "seconds": "21",
@@ -233,3 +236,46 @@ def test_statements_per_transaction_leave_out_the_lab_s_own_reads():
     assert n == 2 and "Questions" in src
     assert statements_per_trx({}, 10)[0] == 1
     assert statements_per_trx({"Questions": 5}, 100)[0] == 1
+
+
+def _load(tmp_path: Path, settle_s: float, async_point: int | None) -> CommandLoad:
+    server = SimpleNamespace(HOST="127.0.0.1", port=3307, socket=None)
+    spec = WorkloadSpec(connections=2, duration_s=5, warmup_s=1, settle_s=settle_s)
+    return CommandLoad(WorkloadCommand("w", "sleep 30"), server, tmp_path, spec, {},
+                       "mariadb", False, async_point=async_point)
+
+
+def _ages(*ages):
+    """SHOW GLOBAL STATUS as the settling reads it, one checkpoint age a read."""
+    it = iter(ages)
+    return lambda: {"Innodb_checkpoint_age": next(it)}
+
+
+@pytest.mark.parametrize("ages, how", [((10, 50, 120), "async_point"),
+                                       ((10, 50, 30), "age_fell")])
+def test_settling_ends_when_the_page_cleaner_is_at_work(tmp_path, ages, how):
+    load = _load(tmp_path, 30.0, async_point=100)
+    # {seconds}: the command runs through the warm-up, the settling and the window
+    assert load.values["seconds"] == str(seconds_for(1 + 30.0, 5))
+    proc = CommandProcess("sleep 30", tmp_path / "log", tmp_path).start()
+    try:
+        st = load.settle(proc, _ages(*ages))
+    finally:
+        proc.stop()
+    assert st["reached"] is True and st["how"] == how
+    assert st["age_bytes"] == ages[-1] and st["async_point_bytes"] == 100
+    assert st["seconds"] < 5
+
+
+def test_settling_gives_up_after_its_time_and_without_an_age(tmp_path):
+    load = _load(tmp_path, 0.6, async_point=100)
+    proc = CommandProcess("sleep 30", tmp_path / "log", tmp_path).start()
+    try:
+        st = load.settle(proc, _ages(*range(10, 60, 5)))
+        assert st["reached"] is False and st["how"] is None
+        assert 0.6 <= st["seconds"] < 3
+        # a server that shows no checkpoint age cannot say
+        st = load.settle(proc, lambda: {})
+        assert st["reached"] is None and st["age_bytes"] is None
+    finally:
+        proc.stop()

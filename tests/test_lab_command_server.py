@@ -285,6 +285,8 @@ def test_validate_a_change_on_sysbench(server_binaries, tmp_path, quick_measure)
         "lab", "validate", "--devices", "local", "--connections", "2",
         "--changes", "trx-commit", "--duration", "3", "--warmup", "1", "--buffer-pool", "64M",
         "--datadir-on", str(data),
+        # a small log, so that the after run gets to its async point within the settling
+        "--server-option", "innodb_log_file_size=8M", "--settle-after", "30",
         "--workload-prepare", sb + " --mysql-socket={socket} prepare",
         "--workload-cmd", sb + " --mysql-host={host} --mysql-port={port} --threads={threads} "
         "--time={seconds} --report-interval=0 run", "--json", "--markdown", str(md)])
@@ -304,6 +306,18 @@ def test_validate_a_change_on_sysbench(server_binaries, tmp_path, quick_measure)
     assert cell["measured_ratio"] == pytest.approx(a["tps"] / b["tps"], rel=1e-3)
     assert a["data_fsyncs_per_s"] < b["data_fsyncs_per_s"]      # no redo sync per commit
     assert cell["data_fsyncs_after"]["measured"] == a["data_fsyncs_per_s"]
+    # the after run settled: it ran on until the checkpoint age reached the async point of
+    # the 8 MiB log, and its window began there; the before run is taken as it comes
+    assert rep["matrix"]["settle_after_s"] == 30
+    st = a["settle"]
+    assert st["reached"] is True, st
+    assert 0 < st["async_point_bytes"] < 8 * 1024 * 1024 and st["seconds"] < 30
+    # at work: the age at the point, or falling (a checkpoint after a flush)
+    assert st["how"] in ("async_point", "age_fell")
+    if st["how"] == "async_point":
+        assert st["age_bytes"] >= st["async_point_bytes"]
+    assert b["settle"] is None
+    assert cell["data_fsyncs_after"]["basis"] in ("settled", "window")
     assert cell["advise"]["ran"] is True
     # advise sampled both sides alike (its observer load), predicting from the before one
     assert b["observer"]["predicted"] is True and a["observer"]["predicted"] is False

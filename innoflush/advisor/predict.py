@@ -11,6 +11,11 @@ taken lower and higher (``SPREAD``: the CPU and outside time per transaction,
 which the measurement knows to within about that much, and which change a little with
 the setting itself — a commit that no longer sleeps costs less CPU). The interval is the
 model's own error on validated changes (error_bands.py): wider, and what to expect.
+
+Where the simulated seconds end short of the point at which MariaDB's page cleaner
+starts (page_cleaner_horizon), the changed setting is also simulated settled there
+(``settled``): the data fsyncs/s a server kept at it has, which the few seconds after
+the state advise saw leave out.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dataclasses import replace
 
 from ..executor import InProcessExecutor, SimExecutor
 from ..simulator import ServerConfig, ServerStart, Workload, simulate
-from ..simulator.flavors import get_flavor
+from ..simulator.flavors import PAGE_BYTES, get_flavor
 from ..simulator.redo import capacity_points
 from .error_bands import tps_interval
 from .fit import Fit
@@ -30,6 +35,8 @@ from .rules import Finding
 # (cpu factor, client time factor, the sleeping commit's CPU stays with every commit)
 # of the optimistic and the pessimistic variant
 SPREAD = ((0.9, 0.95, False), (1.05, 1.05, True))
+# a settled run covers a few of the page cleaner's one-second passes
+SETTLED_MIN_S = 3.0
 
 
 def metrics(r) -> dict:
@@ -92,18 +99,22 @@ class Predictor:
         self.workloads = [fit.workload] + ([_variant(fit.workload, *v) for v in SPREAD]
                                            if ranges else [])
         self.executor = executor or InProcessExecutor()
-        self._runs: dict[tuple, dict] = {}   # (changes_key, variant) -> metrics
+        # (changes_key, variant[, "settled"]) -> metrics
+        self._runs: dict[tuple, dict] = {}
         self._lock = threading.Lock()
 
-    def _case(self, changes: dict, variant: int) -> tuple:
+    def _case(self, changes: dict, variant: int, settled: bool = False) -> tuple:
         if "innodb_flush_log_at_trx_commit" in changes:
             # MariaDB switches innodb_log_file_buffering on by itself with trx_commit=2
             # (MDEV-28766) unless my.cnf says otherwise, and off again at 1: the value
             # read at the current setting is its choice for that setting, not the next
             changes = {"innodb_log_file_buffering": None, **changes}
         cfg = replace(self.fit.config, **changes)
-        return (cfg, self.workloads[variant], self.profile, self.duration_s, self.seed,
-                self.fit.start)
+        wl = self.workloads[variant]
+        if settled:
+            return (cfg, wl, self.profile, max(self.duration_s, SETTLED_MIN_S), self.seed,
+                    settled_start(cfg, wl, self.fit.start))
+        return (cfg, wl, self.profile, self.duration_s, self.seed, self.fit.start)
 
     def prefetch(self, changes_list: Iterable[dict]) -> None:
         """Simulate the current settings and each of these changes, at every workload
@@ -123,13 +134,13 @@ class Predictor:
         with self._lock:
             self._runs.update(zip(keys, results, strict=True))
 
-    def run(self, changes: dict, variant: int = 0) -> dict:
-        key = (changes_key(changes), variant)
+    def run(self, changes: dict, variant: int = 0, settled: bool = False) -> dict:
+        key = (changes_key(changes), variant) + (("settled",) if settled else ())
         with self._lock:
             known = self._runs.get(key)
         if known is not None:
             return known
-        (result,) = self.executor.map(_run_case, [self._case(changes, variant)])
+        (result,) = self.executor.map(_run_case, [self._case(changes, variant, settled)])
         with self._lock:
             return self._runs.setdefault(key, result)
 
@@ -151,8 +162,10 @@ class Predictor:
             fsyncs.append(c["data_fsyncs_per_s_pct"])
         now = {k: getattr(self.fit.config, k, None) for k in changes}
         cfg, wl, _, duration_s, _, start = self._case(changes, 0)   # the run behind rec
+        horizon = page_cleaner_horizon(cfg, wl, start, rec["tps"], duration_s)
         return {"current": self.current, "recommended": rec, "change": change,
-                "horizon": page_cleaner_horizon(cfg, wl, start, rec["tps"], duration_s),
+                "horizon": horizon,
+                "settled": self.settled(changes) if horizon else None,
                 "range": {"tps_pct": _span(tps), "data_fsyncs_per_s_pct": _span(fsyncs)},
                 "interval": tps_interval(now, changes, change["tps_pct"],
                                          connections=getattr(self.fit.workload,
@@ -160,6 +173,33 @@ class Predictor:
                 "sim": {"profile": self.profile.name, "duration_s": self.duration_s,
                         "seed": self.seed, "changes": changes,
                         "fit_converged": self.fit.converged}}
+
+    def settled(self, changes: dict) -> dict:
+        """The setting once a server kept at it has settled: simulated from the async
+        point (settled_start), its page cleaner passing every second. A prediction's
+        own figures are those of the seconds after the state advise saw; where they end
+        short of that point (page_cleaner_horizon) this is the data fsyncs/s to keep."""
+        cfg, wl, _, duration_s, _, start = self._case(changes, 0, settled=True)
+        m = self.run(changes, 0, settled=True)
+        return {"tps": m["tps"], "data_fsyncs_per_s": m["data_fsyncs_per_s"],
+                "syncs_per_s": m["syncs_per_s"], "duration_s": duration_s,
+                "checkpoint_age_bytes": start.checkpoint_age,
+                "dirty_pages": start.dirty_pages}
+
+
+def settled_start(cfg: ServerConfig, wl: Workload, now: ServerStart | None) -> ServerStart:
+    """Where a MariaDB server with innodb_max_dirty_pages_pct_lwm=0 settles under a
+    steady load: the checkpoint age at the page cleaner's async point (its passes keep
+    it there, and it is awake). In the flush list: the dirty pages advise saw (``now``;
+    nothing flushes them before that point), and those the workload dirties for the
+    first time over the redo still to come, no more than innodb_max_dirty_pages_pct of
+    the buffer pool."""
+    _, async_age, _, _ = capacity_points(get_flavor(cfg.flavor), cfg.innodb_redo_log_capacity)
+    age0, dirty0 = (now.checkpoint_age, now.dirty_pages) if now else (0, 0)
+    trx = max(async_age - age0, 0) / max(wl.redo_bytes_per_trx, 1)
+    cap = cfg.innodb_buffer_pool_size // PAGE_BYTES * cfg.innodb_max_dirty_pages_pct / 100
+    return ServerStart(checkpoint_age=int(async_age), cleaner_active=True,
+                       dirty_pages=int(min(dirty0 + trx * wl.pages_dirtied_per_trx, cap)))
 
 
 def page_cleaner_horizon(cfg: ServerConfig, wl: Workload | None, start: ServerStart | None,
@@ -172,10 +212,11 @@ def page_cleaner_horizon(cfg: ServerConfig, wl: Workload | None, start: ServerSt
     flushes pages first (its buffer pool running short of free pages): {async point,
     the age at the simulated window's start and end, the predicted redo rate, seconds to
     the point at that rate} (bytes, bytes/s). None: another flavor, a low-water mark set,
-    no redo, or the window got there (its page cleaner is in the figures)."""
+    no redo, a page cleaner already at work when advise looked, or the window got there
+    (its page cleaner is in the figures)."""
     flavor = get_flavor(cfg.flavor)
     if (not flavor.mariadb_page_cleaner or cfg.innodb_max_dirty_pages_pct_lwm
-            or wl is None or tps <= 0):
+            or wl is None or tps <= 0 or (start is not None and start.cleaner_active)):
         return None
     rate = tps * wl.redo_bytes_per_trx
     _, async_age, _, _ = capacity_points(flavor, cfg.innodb_redo_log_capacity)

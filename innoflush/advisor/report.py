@@ -71,7 +71,10 @@ JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
   ``commit_latency_p99_pct``, ``data_fsyncs_per_s_pct``}, ``range`` {``tps_pct``,
   ``data_fsyncs_per_s_pct``: [low, high]}, ``horizon`` (null, or where the data fsyncs
   stop holding: {``async_point_bytes``, ``age_at_start_bytes``, ``age_at_end_bytes``,
-  ``redo_bytes_per_s``, ``seconds_to_async_point``}), ``sim`` {``profile``,
+  ``redo_bytes_per_s``, ``seconds_to_async_point``}), ``settled`` (null with no
+  horizon, else the setting once the age sits at that point: {``tps``,
+  ``data_fsyncs_per_s``, ``syncs_per_s``, ``duration_s``, ``checkpoint_age_bytes``,
+  ``dirty_pages``}), ``sim`` {``profile``,
   ``duration_s``, ``seed``, ``changes``, ``fit_converged``}}}], most severe first.
 - ``combined_prediction``: all recommendations at once (same shape as ``predicted``), or
   null when fewer than two are simulated.
@@ -347,13 +350,17 @@ def _horizon_text(p: dict | None) -> str | None:
     if not now or then < 1.5 * now:
         return None
     mb = 1e6
+    settled = (p.get("settled") or {}).get("data_fsyncs_per_s")
+    then = (f"; settled there: {settled:g} data fsyncs/s, the page cleaner passing every "
+            "second" if settled is not None else
+            "; past it the page cleaner passes every second and syncs what it wrote, "
+            "which this figure leaves out")
     return (f"data fsyncs/s: those of the next {p['sim']['duration_s']:g} s from a "
             f"checkpoint age of {h['age_at_start_bytes'] / mb:.0f} MB; at "
             f"{h['redo_bytes_per_s'] / mb:.1f} MB/s of redo the age reaches the page "
             f"cleaner's async point ({h['async_point_bytes'] / mb:.0f} MB) in about "
             f"{h['seconds_to_async_point']:.0f} s, unless the buffer pool runs short of "
-            "free pages first; past it the page cleaner passes every second and syncs "
-            "what it wrote, which this figure leaves out")
+            f"free pages first{then}")
 
 
 def _coverage(p: dict | None) -> str:

@@ -128,14 +128,16 @@ def candidate_prediction(c: dict | None) -> dict:
     """A candidate's predicted effect: ``ratio`` (after / before TPS = 1 + tps_pct/100),
     ``ratio_range`` [lo, hi] (from its range, or None), ``ratio_interval`` [lo, hi] (from
     its interval: the model's validated error, or None), ``tps_pct``, the data fsyncs/s
-    ``current`` and ``candidate``, ``advised``, ``unsafe``, ``id``, ``finding``; and
+    ``current``, ``candidate`` and ``settled`` (once the checkpoint age sits at the
+    page cleaner's async point; None where the prediction has no horizon), ``advised``,
+    ``unsafe``, ``id``, ``finding``; and
     ``missing`` (why there is no ratio, or None)."""
     out: dict[str, Any] = {"id": None, "advised": None, "unsafe": None, "finding": None,
                            "tps_pct": None,
            "ratio": None, "ratio_range": None, "ratio_interval": None,
            "tps_current": None, "tps_candidate": None,
            "data_fsyncs_per_s_current": None, "data_fsyncs_per_s_candidate": None,
-           "missing": None}
+           "data_fsyncs_per_s_settled": None, "missing": None}
     if not isinstance(c, dict):
         out["missing"] = NO_PREDICTION + " (it priced no such change)"
         return out
@@ -153,6 +155,9 @@ def candidate_prediction(c: dict | None) -> dict:
     out["tps_current"], out["tps_candidate"] = _num(cur.get("tps")), _num(cand.get("tps"))
     out["data_fsyncs_per_s_current"] = _num(cur.get("data_fsyncs_per_s"))
     out["data_fsyncs_per_s_candidate"] = _num(cand.get("data_fsyncs_per_s"))
+    settled = p.get("settled")
+    if isinstance(settled, dict):
+        out["data_fsyncs_per_s_settled"] = _num(settled.get("data_fsyncs_per_s"))
     pct = _num(change.get("tps_pct"))
     if pct is None and out["tps_current"] and out["tps_candidate"] is not None:
         pct = 100.0 * (out["tps_candidate"] / out["tps_current"] - 1.0)

@@ -29,15 +29,17 @@ JSON keys (``--json``; schema ``innoflush.lab-validate-changes/1``):
     ``measured_change_pct``, ``advise`` {``ran``, ``error``, ``explained``, ``reasons``,
     ``fit_workload``, ``candidate`` {``id``, ``advised``, ``unsafe``, ``finding``,
     ``tps_pct``, ``ratio``, ``ratio_range``, ``ratio_interval``, ``tps_current``, ``tps_candidate``,
-    ``data_fsyncs_per_s_current``, ``data_fsyncs_per_s_candidate``, ``missing``}},
+    ``data_fsyncs_per_s_current``, ``data_fsyncs_per_s_candidate``,
+    ``data_fsyncs_per_s_settled``, ``missing``}},
     ``predicted_ratio``, ``predicted_range`` [lo, hi], ``predicted_interval`` [lo, hi]
     (the model's validated error; null where the change has none), ``interval_holds``
     (the measured ratio inside it), ``ratio_factor`` (predicted /
     measured), ``within_factor`` (within ×/÷1.3 of the measured ratio's spread),
     ``direction`` {``measured``, ``predicted`` (down, flat, up: flat within the noise
     band), ``right``, ``within_noise`` (flat only because of the replicates' spread)},
-    ``data_fsyncs_after`` {``measured``, ``predicted``,
-    ``error_pct``}, ``simulate_before`` {``measured_tps``, ``predicted_tps``,
+    ``data_fsyncs_after`` {``measured``, ``predicted``, ``basis`` (settled: advise's
+    settled figure, the after runs having reached the async point; window: its
+    window's), ``error_pct``}, ``simulate_before`` {``measured_tps``, ``predicted_tps``,
     ``error_pct``, ``missing``}, ``simulate_after`` {``measured_tps``, ``predicted_tps``,
     ``error_pct``}, ``notes``; a skipped cell has ``skipped`` and a failed
     one ``error`` instead of the figures;
@@ -116,7 +118,8 @@ def cell_rows(cells: list[dict]) -> list[list]:
             num(c["before"]["tps"]), num(c["after"]["tps"]), measured, pred,
             _yes(c["within_factor"]),
             f"{m_dir} / {d['predicted'] or '-'} ({_yes(d['right'])})",
-            f"{num(fs['measured'])} / {num(fs['predicted'])} ({pct(fs['error_pct'])})",
+            f"{num(fs['measured'])} / {num(fs['predicted'])}"
+            + ("s" if fs.get("basis") == "settled" else "") + f" ({pct(fs['error_pct'])})",
             f"{num(sb['measured_tps'])} / {num(sb['predicted_tps'])} ({pct(sb['error_pct'])})",
             f"{num(sa.get('measured_tps'))} / {num(sa.get('predicted_tps'))} "
             f"({pct(sa.get('error_pct'))})",

@@ -113,6 +113,7 @@ class ChangeValidateOptions:
     changes: list[str] = field(default_factory=lambda: list(DEFAULT_CHANGES))
     retries: int = 1                      # a run whose server fails is tried again once
     replicates: int = 1                   # before/after runs per cell (the noise band)
+    settle_after_s: float = 0.0           # after runs: at most this long to the async point
     command: str | None = None            # the command line, for the report
 
     def validate(self) -> None:
@@ -136,6 +137,9 @@ class ChangeValidateOptions:
             raise UsageError("--replicates must be between 1 and 5")
         if not 0 <= self.retries <= 3:
             raise UsageError("retries must be between 0 and 3")
+        if not 0 <= self.settle_after_s <= 3600:
+            raise UsageError(f"--settle-after must be between 0 and 3600 s "
+                             f"(got {self.settle_after_s:g})")
 
 
 # ---- the matrix (pure) -------------------------------------------------------------------
@@ -199,7 +203,8 @@ def cell_result(change: Change, before: dict, after: dict, advise_report: dict |
     predicted = pred["ratio"] if fit["ran"] else None
     verdict = judge(predicted, measured, [r.get("ratio") for r in replicates or []])
     interval = pred["ratio_interval"] if fit["ran"] and predicted is not None else None
-    fs_m, fs_p = after.get("data_fsyncs_per_s"), pred["data_fsyncs_per_s_candidate"]
+    fs_m = after.get("data_fsyncs_per_s")
+    fs_p, basis = data_fsyncs_basis(pred, after, replicates)
     sim_missing = simulate_missing
     if simulated_before_tps is None and sim_missing is None:
         sim_missing = "advise fitted no workload"
@@ -226,7 +231,7 @@ def cell_result(change: Change, before: dict, after: dict, advise_report: dict |
         "noise_band_pct": verdict["noise_band_pct"],
         "ratio_factor": verdict["ratio_factor"], "within_factor": verdict["within_factor"],
         "direction": verdict["direction"],
-        "data_fsyncs_after": {"measured": fs_m, "predicted": fs_p,
+        "data_fsyncs_after": {"measured": fs_m, "predicted": fs_p, "basis": basis,
                               "error_pct": error_pct(fs_m, fs_p)},
         "simulate_before": {"measured_tps": before.get("tps"),
                             "predicted_tps": simulated_before_tps,
@@ -239,6 +244,27 @@ def cell_result(change: Change, before: dict, after: dict, advise_report: dict |
                            "error_pct": error_pct(after.get("tps"), pred["tps_candidate"])},
         "notes": notes,
     }
+
+
+def after_settled(after: dict, replicates: list[dict] | None) -> bool | None:
+    """Whether every after run reached the page cleaner's async point before its window
+    (``settle.reached``); None where none was made to settle."""
+    runs = [r.get("after") or {} for r in replicates] if replicates else [after]
+    marks = [(r.get("settle") or {}).get("reached") for r in runs]
+    if all(m is None for m in marks):
+        return None
+    return all(m is True for m in marks)
+
+
+def data_fsyncs_basis(pred: dict, after: dict, replicates: list[dict] | None
+                      ) -> tuple[float | None, str]:
+    """The predicted data fsyncs/s after the change that describe the after runs (pure):
+    advise's settled figure where they were settled at the async point and advise says
+    its own window ends short of it ("settled"); else its window's ("window")."""
+    settled = pred.get("data_fsyncs_per_s_settled")
+    if settled is not None and after_settled(after, replicates):
+        return settled, "settled"
+    return pred.get("data_fsyncs_per_s_candidate"), "window"
 
 
 def _mape(errors: list) -> dict:
@@ -300,6 +326,7 @@ def run_figures(m) -> dict:
             "settings_match": not m.mismatch, "emulation": m.emulation,
             "version": m.back.get("version"), "sim_flavor": m.back.get("sim_flavor"),
             "observer": _observer(m), "checkpoint_age": window_checkpoint_age(m.iv),
+            "settle": getattr(m.wr, "settle", None),
             "notes": list(m.notes)}
 
 
@@ -335,7 +362,7 @@ def replicate_figures(i: int, before: dict, after: dict) -> dict:
     ratio. The notes are kept per run because a side's mean keeps the first replicate's
     only, and a replicate far from the others is told by its own (the hypervisor's
     steal, syncs slower than the emulated draw)."""
-    pick = ("tps", "data_fsyncs_per_s", "data_writes_per_s", "checkpoint_age")
+    pick = ("tps", "data_fsyncs_per_s", "data_writes_per_s", "checkpoint_age", "settle")
 
     def side(run: dict) -> dict:
         return {**{k: run.get(k) for k in pick}, "notes": list(run.get("notes") or [])}
@@ -406,11 +433,14 @@ def run_change_cell(vopts: ChangeValidateOptions, cp: CellPlan, wc: WorkloadComm
             # A B B A: a drift of the host over the cell weighs on both sides alike
             for which in (("before", "after") if rep % 2 else ("after", "before")):
                 plan = p_before if which == "before" else p_after
+                # the after run settles (a server kept at the new setting); advise
+                # observes the before run as it finds it
+                o_side = o if which == "before" else replace(o, settle_s=vopts.settle_after_s)
                 # advise observes both sides alike (on the before side only it made
                 # every change look 2-4 % better than it is); it predicts from the
                 # before side only
                 side[which], e = _measure(
-                    o, plan,
+                    o_side, plan,
                     base / f"{dn}-run-{plan.index}{tag}", warnings, progress, emulation,
                     profile, which == "before", vopts.retries)
                 errs[which] += e
@@ -527,6 +557,7 @@ def build_report(vopts: ChangeValidateOptions, *, date: str, wall_s: float, serv
                    "connections": list(o.connections),
                    "changes": [CHANGES[c].to_dict() for c in vopts.changes],
                    "duration_s": o.duration_s, "warmup_s": o.warmup_s,
+                   "settle_after_s": vopts.settle_after_s,
                    "buffer_pool": o.buffer_pool, "extra": dict(o.extra),
                    "replicates": vopts.replicates,
                    "factor": FACTOR, "flat_band_pct": NOISE_PCT},

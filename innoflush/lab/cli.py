@@ -433,6 +433,12 @@ report is still written) or another failure; 130 interrupted.
 @click.option("--changes", default=None, metavar="LIST",
               help="With --workload-cmd: the changes to validate, comma-separated "
               f"[{','.join(DEFAULT_CHANGES)}].")
+@click.option("--settle-after", type=float, default=0.0, show_default=True,
+              metavar="SECONDS",
+              help="With --workload-cmd: after the warm-up, run each after run on until "
+                   "the checkpoint age reaches the page cleaner's async point, at most "
+                   "this long, so that it measures a server kept at the new setting "
+                   "(0: the warm-up only).")
 @click.option("--preload-rows", type=int, default=None,
               help="Rows loaded before each cell (default 10,000).")
 @click.option("--datadir-on", default=None, type=click.Path(file_okay=False),
@@ -466,7 +472,7 @@ report is still written) or another failure; 130 interrupted.
 def validate_command(ctx, backend, image, basedir, devices, connections, flush_method,
                      trx_commit, duration, warmup, calibrate_duration, replicates,
                      workload_value, rows_per_trx, workload_cmd, workload_prepare, changes,
-                     preload_rows, datadir_on, profile_ref, measure, emulate_channels,
+                     settle_after, preload_rows, datadir_on, profile_ref, measure, emulate_channels,
                      buffer_pool, server_options, save_workload, force, seed, scheduler,
                      as_json, markdown_file, show_progress, html_file, png_dir) -> None:
     parse_size(buffer_pool)
@@ -490,7 +496,7 @@ def validate_command(ctx, backend, image, basedir, devices, connections, flush_m
             devices=parse_list(devices),
             workloads=workload_commands(list(workload_cmd), list(workload_prepare)),
             changes=parse_list(changes) if changes else list(DEFAULT_CHANGES),
-            replicates=replicates,
+            replicates=replicates, settle_after_s=settle_after,
             command="innoflush " + shlex.join(sys.argv[1:]))   # the commands, quoted
         _validate_output(change_report, lambda progress, line: lab_change_validate(
             cvopts, progress=progress, progress_line=line), as_json, markdown_file,
@@ -498,6 +504,8 @@ def validate_command(ctx, backend, image, basedir, devices, connections, flush_m
         return
     if changes is not None:
         raise UsageError("--changes is for --workload-cmd")
+    if settle_after:
+        raise UsageError("--settle-after is for --workload-cmd")
     kind, rows, workload_ref = resolve_workload(workload_value, rows_per_trx)
     if preload_rows is not None and preload_rows < 1:
         raise UsageError("--preload-rows must be at least 1")

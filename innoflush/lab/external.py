@@ -9,7 +9,9 @@ client processes do for its own workload, inside ``run.measure_one``:
 2. ``drive``: start the command through ``sh -c`` in a process group of its own (a
    terminal's Ctrl-C does not reach it: the lab stops it), its stdout and stderr to a
    log file in the work directory; wait for its first commit (SHOW GLOBAL STATUS, the
-   advisor's ``estimate_commits``), let it run ``--warmup`` seconds, then the measured
+   advisor's ``estimate_commits``), let it run ``--warmup`` seconds — and, with a
+   settling time (``WorkloadSpec.settle_s``), on until the checkpoint age reaches the
+   page cleaner's async point or that time is up — then the measured
    window — the caller's ``at_start`` (status and CPU snapshots) and ``during`` (advise)
    at its start, ``at_end`` at its end, ``--duration`` seconds later — and stop it:
    SIGTERM to its group, SIGKILL after a grace period; also on any error and Ctrl-C;
@@ -39,12 +41,14 @@ from ..live.procfs import process_stats
 from ..live.sampling import estimate_commits
 from .command_spec import WorkloadCommand, seconds_for, substitute
 from .options import LabError
+from .predict import async_point
 from .workload import DATABASE, WorkloadSpec
 
 READY_TIMEOUT_S = 60.0       # from the start to the first commit
 PREPARE_TIMEOUT_S = 3600.0
 STOP_GRACE_S = 5.0           # SIGTERM, then SIGKILL
 POLL_S = 0.1
+SETTLE_POLL_S = 0.5          # between reads of the checkpoint age while settling
 TAIL_LINES = 12
 BUSY_TOTAL = 0.90            # the command's processes at this share of the machine: bound
 LATENCY_NOTE = ("client-side latency is unknown for an external command (the lab does not "
@@ -185,6 +189,7 @@ class CommandResult:
     client_cpu: dict
     warmup_commits: int | None = None
     notes: list[str] = field(default_factory=list)
+    settle: dict | None = None     # CommandLoad.settle's record, when it settled
     errors: int = 0
     retries: int = 0
     clients: list = field(default_factory=list)     # no per-transaction timings
@@ -246,8 +251,9 @@ class CommandLoad:
     """A WorkloadCommand against one started lab server (see the module doc)."""
 
     def __init__(self, wc: WorkloadCommand, server, workdir: Path, spec: WorkloadSpec,
-                 params: dict, product: str, log_bin: bool):
+                 params: dict, product: str, log_bin: bool, async_point: int | None = None):
         self.wc, self.spec, self.product, self.log_bin = wc, spec, product, log_bin
+        self.async_point = async_point   # bytes of checkpoint age (settle's target)
         self.dir = Path(workdir) / "workload"
         self.password = str(params.get("password") or "")
         socket = getattr(server, "socket", None)
@@ -258,7 +264,8 @@ class CommandLoad:
                        "user": str(params.get("user") or "root"),
                        "password_file": str(self.dir / "password"),
                        "threads": str(spec.connections),
-                       "seconds": str(seconds_for(spec.warmup_s, spec.duration_s)),
+                       "seconds": str(seconds_for(spec.warmup_s + spec.settle_s,
+                                                  spec.duration_s)),
                        "database": DATABASE}
         self.process: CommandProcess | None = None
         self.window: dict = {}
@@ -313,6 +320,8 @@ class CommandLoad:
                 time.sleep(0.2)
             first = s
             self._wait(proc, self.spec.warmup_s, "the warm-up")
+            if self.spec.settle_s > 0:
+                self.window["settle"] = self.settle(proc, read_status)
             self.window["warmup_commits"] = self._commits(first, read_status())
             self.window["cpu0"] = group_cpu_seconds(proc.pgid)
             self.window["t0"] = time.monotonic()
@@ -330,6 +339,40 @@ class CommandLoad:
         finally:
             proc.stop()
         self.window["tail"] = proc.tail(secret=self.password)
+
+    def settle(self, proc: CommandProcess, read_status) -> dict:
+        """Run on until the page cleaner is at work, at most settle_s. A fresh server's
+        first seconds are not what a server kept at a setting does: MariaDB's page
+        cleaner (innodb_max_dirty_pages_pct_lwm=0) sleeps until the checkpoint age
+        reaches its async point, then passes every second, and goes on with adaptive
+        passes while the age is past innodb_adaptive_flushing_lwm. At work: the age at
+        the async point, or falling (a checkpoint: only pages flushed move it; a cleaner
+        woken earlier, by the prepare's index builds, keeps the age far below the
+        point). {``reached``, ``how`` (async_point, age_fell, or null), ``seconds``,
+        ``age_bytes`` (the last read), ``async_point_bytes``}; reached is None where the
+        server shows no age."""
+        target = self.async_point
+        t0 = time.monotonic()
+        age = last = None
+        reached: bool | None = None
+        how = None
+        while True:
+            age = read_status().get("Innodb_checkpoint_age")
+            if not isinstance(age, int) or not target:
+                reached = None
+                break
+            if age >= target or (last is not None and age < last):
+                reached, how = True, ("async_point" if age >= target else "age_fell")
+                break
+            left = self.spec.settle_s - (time.monotonic() - t0)
+            if left <= 0:
+                reached = False
+                break
+            last = age
+            self._wait(proc, min(SETTLE_POLL_S, left), "the settling")
+        return {"reached": reached, "how": how, "seconds": round(time.monotonic() - t0, 1),
+                "age_bytes": age if isinstance(age, int) else None,
+                "async_point_bytes": target}
 
     def _commits(self, a: dict, b: dict) -> int:
         d = {k: b[k] - a[k] for k in b if k in a and isinstance(b[k], int)}
@@ -386,14 +429,16 @@ class CommandLoad:
         notes = [LATENCY_NOTE] + list(self.notes)
         return CommandResult(spec=self.spec, commits=commits, seconds=seconds,
                              cpu_cores=cores, client_cpu=cpu,
-                             warmup_commits=w.get("warmup_commits"), notes=notes)
+                             warmup_commits=w.get("warmup_commits"), notes=notes,
+                             settle=w.get("settle"))
 
     def doc(self) -> dict:
         """The report's ``workload_command``: the command as given (placeholders, never
         the password), how it ended, and the end of its output."""
         p = self.process
         return {**self.wc.to_dict(), "threads": self.spec.connections,
-                "seconds": seconds_for(self.spec.warmup_s, self.spec.duration_s),
+                "seconds": seconds_for(self.spec.warmup_s + self.spec.settle_s,
+                                       self.spec.duration_s),
                 "database": DATABASE,
                 "exit_code": p.returncode if p else None,
                 "stopped_by": p.stopped_by if p else None,
@@ -410,7 +455,7 @@ def command_load(opts, server, workdir: Path, spec: WorkloadSpec, params: dict,
                  facts) -> CommandLoad:
     """The CommandLoad of opts.command for this run's server."""
     return CommandLoad(opts.command, server, workdir, spec, params, facts.product,
-                       facts.log_bin)
+                       facts.log_bin, async_point=async_point(facts) if spec.settle_s else None)
 
 
 __all__ = ["CommandLoad", "CommandProcess", "CommandResult", "LATENCY_NOTE", "command_cpu",

@@ -36,6 +36,7 @@ class LabOptions:
     connections: list[int] = field(default_factory=lambda: [1])
     duration_s: float = 10.0
     warmup_s: float = 0.0
+    settle_s: float = 0.0        # see WorkloadSpec.settle_s (lab validate --settle-after)
     workload: str = "insert"
     rows_per_trx: tuple[int, int] = (1, 10)
     datadir_on: str | None = None
@@ -77,6 +78,9 @@ class LabOptions:
             raise UsageError(f"--duration must be between 1 and 3600 s (got {self.duration_s:g})")
         if not 0 <= self.warmup_s <= 3600:
             raise UsageError(f"--warmup must be between 0 and 3600 s (got {self.warmup_s:g})")
+        if self.settle_s and self.command is None:
+            raise UsageError("settling the checkpoint age (--settle-after) needs "
+                             "--workload-cmd")
         if self.workload not in KINDS:
             raise UsageError(f"--workload must be {' or '.join(KINDS)}")
         if self.profile_ref and self.measure:
@@ -101,6 +105,7 @@ class LabOptions:
         extra = {} if self.preload_rows is None else {"preload_rows": self.preload_rows}
         return WorkloadSpec(kind=self.workload, connections=connections,
                             duration_s=self.duration_s, warmup_s=self.warmup_s,
+                            settle_s=self.settle_s,
                             rows_per_trx=tuple(self.rows_per_trx),
                             seed=self.seed, **extra)
 

@@ -17,8 +17,11 @@ from dataclasses import replace
 
 from ..advisor.fit import config_from_facts
 from ..advisor.measured import workload_from_observed
+from ..errors import InnoflushError
 from ..live.pages import page_counts, page_reentry
 from ..simulator import ServerStart, Workload, simulate
+from ..simulator.flavors import get_flavor
+from ..simulator.redo import capacity_points
 from .clients import WorkloadResult
 from .hostprobe import storage_completion_cores
 from .options import LabError
@@ -259,6 +262,18 @@ def model_notes(facts, config) -> list[str]:
 
 
 
-__all__ = ["COMPARED", "compare", "derive_workload", "error_pct", "measured_figures",
+__all__ = ["COMPARED", "async_point", "compare", "derive_workload", "error_pct", "measured_figures",
            "model_notes", "predict", "predicted_figures",
            "sim_config"]
+
+
+def async_point(facts) -> int | None:
+    """The checkpoint age at which the server's page cleaner must flush (the async
+    point of its redo capacity, as the simulator's flavor has it), bytes; None where
+    the settings do not say."""
+    try:
+        config, _ = config_from_facts(facts, os.cpu_count() or 1)
+    except InnoflushError:
+        return None
+    _, age, _, _ = capacity_points(get_flavor(config.flavor), config.innodb_redo_log_capacity)
+    return int(age)

@@ -45,6 +45,9 @@ class WorkloadSpec:
     connections: int = 1
     duration_s: float = 10.0
     warmup_s: float = 0.0                     # run, not measured, before the duration
+    # after the warm-up, at most this long until the checkpoint age reaches the page
+    # cleaner's async point (an external command only: lab/external.py)
+    settle_s: float = 0.0
     rows_per_trx: tuple[int, int] = (1, 10)   # insert: rows per transaction, uniform
     updates_per_trx: int = 4                  # oltp: point UPDATEs per transaction
     preload_rows: int = 10_000                # rows loaded before the run
@@ -66,6 +69,9 @@ class WorkloadSpec:
         if not 0 <= self.warmup_s <= 86_400:
             raise UsageError(f"warm-up must be 0 or more, at most a day "
                              f"(got {self.warmup_s:g} s)")
+        if not 0 <= self.settle_s <= 3600:
+            raise UsageError(f"the settling must be between 0 and 3600 s "
+                             f"(got {self.settle_s:g} s)")
         lo, hi = self.rows_per_trx
         if lo < 1 or hi < lo or hi > 10_000:
             raise UsageError(f"rows per transaction must be 1 <= min <= max <= 10000 "
