@@ -108,10 +108,10 @@ def test_a_side_is_the_mean_of_its_replicates():
     assert r == {"replicate": 2,
                  "before": {"tps": 1000.0, "data_fsyncs_per_s": 990.0,
                             "data_writes_per_s": 5.0, "checkpoint_age": None,
-                            "notes": ["n"]},
+                            "settle": None, "notes": ["n"]},
                  "after": {"tps": 1500.0, "data_fsyncs_per_s": 990.0,
                            "data_writes_per_s": 5.0, "checkpoint_age": None,
-                           "notes": [stolen]},
+                           "settle": None, "notes": [stolen]},
                  "ratio": 1.5}
     assert replicate_figures(1, {"tps": 1.0}, {"tps": 2.0})["after"]["notes"] == []
 
