@@ -38,7 +38,7 @@ JSON keys (``--json``; schema ``innoflush.lab-validate-changes/1``):
     ``direction`` {``measured``, ``predicted`` (down, flat, up: flat within the noise
     band), ``right``, ``within_noise`` (flat only because of the replicates' spread)},
     ``data_fsyncs_after`` {``measured``, ``predicted``, ``basis`` (settled: advise's
-    settled figure, the after runs having reached the async point; window: its
+    settled figure, the after runs' page cleaners having got to work; window: its
     window's), ``error_pct``}, ``simulate_before`` {``measured_tps``, ``predicted_tps``,
     ``error_pct``, ``missing``}, ``simulate_after`` {``measured_tps``, ``predicted_tps``,
     ``error_pct``}, ``notes``; a skipped cell has ``skipped`` and a failed

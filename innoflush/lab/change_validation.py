@@ -113,7 +113,7 @@ class ChangeValidateOptions:
     changes: list[str] = field(default_factory=lambda: list(DEFAULT_CHANGES))
     retries: int = 1                      # a run whose server fails is tried again once
     replicates: int = 1                   # before/after runs per cell (the noise band)
-    settle_after_s: float = 0.0           # after runs: at most this long to the async point
+    settle_after_s: float = 0.0           # after runs: at most this long to a working cleaner
     command: str | None = None            # the command line, for the report
 
     def validate(self) -> None:
@@ -247,7 +247,7 @@ def cell_result(change: Change, before: dict, after: dict, advise_report: dict |
 
 
 def after_settled(after: dict, replicates: list[dict] | None) -> bool | None:
-    """Whether every after run reached the page cleaner's async point before its window
+    """Whether every after run's page cleaner was at work before its window
     (``settle.reached``); None where none was made to settle."""
     runs = [r.get("after") or {} for r in replicates] if replicates else [after]
     marks = [(r.get("settle") or {}).get("reached") for r in runs]
@@ -259,8 +259,9 @@ def after_settled(after: dict, replicates: list[dict] | None) -> bool | None:
 def data_fsyncs_basis(pred: dict, after: dict, replicates: list[dict] | None
                       ) -> tuple[float | None, str]:
     """The predicted data fsyncs/s after the change that describe the after runs (pure):
-    advise's settled figure where they were settled at the async point and advise says
-    its own window ends short of it ("settled"); else its window's ("window")."""
+    advise's settled figure where their page cleaners were at work and advise says
+    its own window ends short of the async point ("settled"); else its window's
+    ("window")."""
     settled = pred.get("data_fsyncs_per_s_settled")
     if settled is not None and after_settled(after, replicates):
         return settled, "settled"

@@ -436,9 +436,9 @@ report is still written) or another failure; 130 interrupted.
 @click.option("--settle-after", type=float, default=0.0, show_default=True,
               metavar="SECONDS",
               help="With --workload-cmd: after the warm-up, run each after run on until "
-                   "the checkpoint age reaches the page cleaner's async point, at most "
-                   "this long, so that it measures a server kept at the new setting "
-                   "(0: the warm-up only).")
+                   "its page cleaner is at work (the checkpoint age at its async point, "
+                   "or falling), at most this long, so that it measures a server kept "
+                   "at the new setting (0: the warm-up only).")
 @click.option("--preload-rows", type=int, default=None,
               help="Rows loaded before each cell (default 10,000).")
 @click.option("--datadir-on", default=None, type=click.Path(file_okay=False),

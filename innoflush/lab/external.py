@@ -10,8 +10,8 @@ client processes do for its own workload, inside ``run.measure_one``:
    terminal's Ctrl-C does not reach it: the lab stops it), its stdout and stderr to a
    log file in the work directory; wait for its first commit (SHOW GLOBAL STATUS, the
    advisor's ``estimate_commits``), let it run ``--warmup`` seconds — and, with a
-   settling time (``WorkloadSpec.settle_s``), on until the checkpoint age reaches the
-   page cleaner's async point or that time is up — then the measured
+   settling time (``WorkloadSpec.settle_s``), on until the page cleaner is at work (the
+   checkpoint age at its async point, or falling) or that time is up — then the measured
    window — the caller's ``at_start`` (status and CPU snapshots) and ``during`` (advise)
    at its start, ``at_end`` at its end, ``--duration`` seconds later — and stop it:
    SIGTERM to its group, SIGKILL after a grace period; also on any error and Ctrl-C;

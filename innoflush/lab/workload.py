@@ -45,8 +45,8 @@ class WorkloadSpec:
     connections: int = 1
     duration_s: float = 10.0
     warmup_s: float = 0.0                     # run, not measured, before the duration
-    # after the warm-up, at most this long until the checkpoint age reaches the page
-    # cleaner's async point (an external command only: lab/external.py)
+    # after the warm-up, at most this long until the page cleaner is at work (an
+    # external command only: lab/external.py CommandLoad.settle)
     settle_s: float = 0.0
     rows_per_trx: tuple[int, int] = (1, 10)   # insert: rows per transaction, uniform
     updates_per_trx: int = 4                  # oltp: point UPDATEs per transaction
