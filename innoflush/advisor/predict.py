@@ -187,6 +187,13 @@ class Predictor:
                 "dirty_pages": start.dirty_pages}
 
 
+def async_point_bytes(cfg: ServerConfig) -> int:
+    """The checkpoint age at which the page cleaner must flush: the async point of the
+    config's redo capacity, as its flavor has it (redo.capacity_points)."""
+    _, age, _, _ = capacity_points(get_flavor(cfg.flavor), cfg.innodb_redo_log_capacity)
+    return int(age)
+
+
 def settled_start(cfg: ServerConfig, wl: Workload, now: ServerStart | None) -> ServerStart:
     """Where a MariaDB server with innodb_max_dirty_pages_pct_lwm=0 settles under a
     steady load: the checkpoint age at the page cleaner's async point (its passes keep
@@ -194,7 +201,7 @@ def settled_start(cfg: ServerConfig, wl: Workload, now: ServerStart | None) -> S
     nothing flushes them before that point), and those the workload dirties for the
     first time over the redo still to come, no more than innodb_max_dirty_pages_pct of
     the buffer pool."""
-    _, async_age, _, _ = capacity_points(get_flavor(cfg.flavor), cfg.innodb_redo_log_capacity)
+    async_age = async_point_bytes(cfg)
     age0, dirty0 = (now.checkpoint_age, now.dirty_pages) if now else (0, 0)
     trx = max(async_age - age0, 0) / max(wl.redo_bytes_per_trx, 1)
     cap = cfg.innodb_buffer_pool_size // PAGE_BYTES * cfg.innodb_max_dirty_pages_pct / 100
@@ -219,7 +226,7 @@ def page_cleaner_horizon(cfg: ServerConfig, wl: Workload | None, start: ServerSt
             or wl is None or tps <= 0 or (start is not None and start.cleaner_active)):
         return None
     rate = tps * wl.redo_bytes_per_trx
-    _, async_age, _, _ = capacity_points(flavor, cfg.innodb_redo_log_capacity)
+    async_age = async_point_bytes(cfg)
     age0 = start.checkpoint_age if start else 0
     end = age0 + rate * duration_s
     if end >= async_age:

@@ -264,12 +264,16 @@ class CommandLoad:
                        "user": str(params.get("user") or "root"),
                        "password_file": str(self.dir / "password"),
                        "threads": str(spec.connections),
-                       "seconds": str(seconds_for(spec.warmup_s + spec.settle_s,
-                                                  spec.duration_s)),
+                       "seconds": str(self.seconds),
                        "database": DATABASE}
         self.process: CommandProcess | None = None
         self.window: dict = {}
         self.notes: list[str] = []
+
+    @property
+    def seconds(self) -> int:
+        """``{seconds}``: the warm-up, the longest settling and the window, with a margin."""
+        return seconds_for(self.spec.warmup_s + self.spec.settle_s, self.spec.duration_s)
 
     # -- before the run
     def prepare(self, conn) -> None:
@@ -437,8 +441,7 @@ class CommandLoad:
         the password), how it ended, and the end of its output."""
         p = self.process
         return {**self.wc.to_dict(), "threads": self.spec.connections,
-                "seconds": seconds_for(self.spec.warmup_s + self.spec.settle_s,
-                                       self.spec.duration_s),
+                "seconds": self.seconds,
                 "database": DATABASE,
                 "exit_code": p.returncode if p else None,
                 "stopped_by": p.stopped_by if p else None,

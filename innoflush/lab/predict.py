@@ -17,11 +17,10 @@ from dataclasses import replace
 
 from ..advisor.fit import config_from_facts
 from ..advisor.measured import workload_from_observed
+from ..advisor.predict import async_point_bytes
 from ..errors import InnoflushError
 from ..live.pages import page_counts, page_reentry
 from ..simulator import ServerStart, Workload, simulate
-from ..simulator.flavors import get_flavor
-from ..simulator.redo import capacity_points
 from .clients import WorkloadResult
 from .hostprobe import storage_completion_cores
 from .options import LabError
@@ -275,5 +274,4 @@ def async_point(facts) -> int | None:
         config, _ = config_from_facts(facts, os.cpu_count() or 1)
     except InnoflushError:
         return None
-    _, age, _, _ = capacity_points(get_flavor(config.flavor), config.innodb_redo_log_capacity)
-    return int(age)
+    return async_point_bytes(config)
