@@ -16,6 +16,13 @@ page's") quotes.
     python scripts/trace_group_commit.py [--threads 4,16] [--sync-binlog 0,1]
         [--trx-commit 1] [--no-binlog] [--workload oltp_insert]
         [--seconds 3] [--workdir /var/tmp/innoflush-trace]
+        [--device PROFILE] [--settle-after SECONDS] [--buffer-pool 128M]
+
+--device runs the server on an emulated device (the lab's preloaded sync delay);
+--settle-after traces once its page cleaner is at work, as `lab validate
+--settle-after` measures (the checkpoint age at the async point, or falling), waiting
+at most that long. Then the server's own counters over the trace: doublewrite batches,
+pages written and created, tablespace extensions' files, the checkpoint age.
 
 Needs root, perf, tracefs (mounted here when missing), sysbench and mariadbd.
 """
@@ -39,8 +46,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tabulate import tabulate  # noqa: E402
 
+from innoflush.errors import InnoflushError  # noqa: E402
+from innoflush.lab.emulate import make_emulation  # noqa: E402
 from innoflush.lab.hostprobe import runq_wait_delta_s  # noqa: E402
 from innoflush.lab.local import LocalServer, ServerError, ServerOptions  # noqa: E402
+from innoflush.lab.predict import async_point  # noqa: E402
+from innoflush.live.facts import facts_from_variables  # noqa: E402
 from innoflush.live.procfs import REDO_FILES, fd_links, schedstat  # noqa: E402
 
 EVENTS = ("syscalls:sys_enter_fdatasync", "syscalls:sys_exit_fdatasync",
@@ -167,36 +178,89 @@ def runqueue_us_per_run(before: dict, after: dict) -> float | None:
     return round(wait_s * 1e6 / runs, 1) if runs and wait_s is not None else None
 
 
+# the server's counters read around the trace (deltas per second), and its gauges
+STATUS_RATES = ("Innodb_data_fsyncs", "Innodb_os_log_fsyncs", "Innodb_dblwr_writes",
+                "Innodb_dblwr_pages_written", "Innodb_pages_written", "Innodb_pages_created")
+STATUS_GAUGES = ("Innodb_checkpoint_age", "Innodb_buffer_pool_pages_dirty")
+SETTLE_POLL_S = 0.5
+
+
+def read_status(cur) -> dict[str, int]:
+    cur.execute("SHOW GLOBAL STATUS")
+    out = {}
+    for name, value in cur.fetchall():
+        if name in STATUS_RATES or name in STATUS_GAUGES:
+            try:
+                out[name] = int(value)
+            except (TypeError, ValueError):
+                pass
+    return out
+
+
+def settle(cur, target: int | None, limit_s: float) -> dict:
+    """Wait until the page cleaner is at work (the checkpoint age at the async point, or
+    falling: a checkpoint), at most limit_s; as lab validate --settle-after does."""
+    t0 = time.monotonic()
+    last = None
+    while True:
+        age = read_status(cur).get("Innodb_checkpoint_age")
+        if age is None or not target:
+            return {"reached": None, "how": None, "seconds": 0.0, "age_mb": None}
+        if age >= target or (last is not None and age < last):
+            how = "async_point" if age >= target else "age_fell"
+            return {"reached": True, "how": how, "seconds": round(time.monotonic() - t0, 1),
+                    "age_mb": round(age / 1e6, 1)}
+        if time.monotonic() - t0 >= limit_s:
+            return {"reached": False, "how": None, "seconds": round(time.monotonic() - t0, 1),
+                    "age_mb": round(age / 1e6, 1)}
+        last = age
+        time.sleep(SETTLE_POLL_S)
+
+
+def table_sizes_mb(datadir: Path) -> dict[str, float]:
+    return {f.name: round(f.stat().st_size / 2**20, 1)
+            for f in sorted((datadir / "sbtest").glob("*.ibd"))}
+
+
 def trace_one(workdir: Path, threads: int, sync_binlog: int, seconds: float,
-              trx_commit: int = 1, log_bin: bool = True, workload: str = "oltp_insert"
-              ) -> dict:
+              trx_commit: int = 1, log_bin: bool = True, workload: str = "oltp_insert",
+              env: dict | None = None, settle_after: float = 0.0,
+              buffer_pool: str = "128M") -> dict:
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.parent.mkdir(parents=True, exist_ok=True)
     opts = ServerOptions(innodb_flush_method="O_DIRECT",
                          innodb_flush_log_at_trx_commit=trx_commit,
                          log_bin=log_bin, sync_binlog=sync_binlog if log_bin else None,
+                         innodb_buffer_pool_size=buffer_pool,
                          extra={"max_connections": 200})
-    with LocalServer(workdir, opts, remove_on_stop=True).start() as srv:
+    with LocalServer(workdir, opts, remove_on_stop=True, env=env).start() as srv:
         with srv.connect() as conn, conn.cursor() as cur:
             cur.execute("CREATE DATABASE sbtest")
+            cur.execute("SHOW GLOBAL VARIABLES")
+            target = async_point(facts_from_variables(dict(cur.fetchall())))
         sb = ["sysbench", workload, "--db-driver=mysql", "--mysql-user=root",
               "--mysql-password=", "--mysql-db=sbtest", f"--mysql-socket={srv.socket}",
               "--tables=4", "--table-size=10000"]
         subprocess.run(sb + ["prepare"], check=True, capture_output=True)
-        run = subprocess.Popen(sb + [f"--threads={threads}", f"--time={int(seconds) + 11}",
-                                     "run"], stdout=subprocess.PIPE, text=True)
+        run = subprocess.Popen(sb + [f"--threads={threads}",
+                                     f"--time={int(seconds + settle_after) + 11}", "run"],
+                               stdout=subprocess.PIPE, text=True)
         try:
             time.sleep(5)    # past the warm-up
-            pid = srv.server_pid()
-            links = fd_links(pid) or {}
-            redo_fd = next(int(fd) for fd, link in links.items()
-                           if os.path.basename(link).startswith(REDO_FILES))
-            data = workdir.parent / f"{workdir.name}.perf.data"
-            s0 = schedstat(pid)
-            subprocess.run(["perf", "record", "-q", "-a", "-e", ",".join(EVENTS), "-o",
-                            str(data), "--", "sleep", str(seconds)], check=True,
-                           capture_output=True)
-            s1 = schedstat(pid)
+            with srv.connect() as conn, conn.cursor() as cur:
+                settled = settle(cur, target, settle_after) if settle_after else None
+                pid = srv.server_pid()
+                links = fd_links(pid) or {}
+                redo_fd = next(int(fd) for fd, link in links.items()
+                               if os.path.basename(link).startswith(REDO_FILES))
+                data = workdir.parent / f"{workdir.name}.perf.data"
+                sizes0 = table_sizes_mb(workdir / "data")
+                st0, s0, t0 = read_status(cur), schedstat(pid), time.monotonic()
+                subprocess.run(["perf", "record", "-q", "-a", "-e", ",".join(EVENTS), "-o",
+                                str(data), "--", "sleep", str(seconds)], check=True,
+                               capture_output=True)
+                st1, s1, t1 = read_status(cur), schedstat(pid), time.monotonic()
+                sizes1 = table_sizes_mb(workdir / "data")
             tids = set(s0) | set(s1)
         finally:
             out, _ = run.communicate()
@@ -213,8 +277,12 @@ def trace_one(workdir: Path, threads: int, sync_binlog: int, seconds: float,
         role: {k: (round(v / r["seconds"], 2) if k != "threads" and r["seconds"] else v)
                for k, v in counts.items()}
         for role, counts in syncs_by_role(script, links, tids).items()}
+    r["status_per_s"] = {k.removeprefix("Innodb_"): round((st1[k] - st0[k]) / (t1 - t0), 2)
+                         for k in STATUS_RATES if k in st0 and k in st1}
+    r["gauges"] = {k.removeprefix("Innodb_"): (st0.get(k), st1.get(k)) for k in STATUS_GAUGES}
+    r["table_mb"] = {f: (sizes0.get(f), sizes1.get(f)) for f in sizes1}
     r.update(threads=threads, sync_binlog=sync_binlog, trx_commit=trx_commit,
-             tps=float(tps.group(1)) if tps else None,
+             tps=float(tps.group(1)) if tps else None, settle=settled,
              runqueue_us_per_run=runqueue_us_per_run(s0, s1))
     return r
 
@@ -244,16 +312,31 @@ def main() -> None:
     ap.add_argument("--workload", default="oltp_insert", help="a sysbench test")
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--workdir", default="/var/tmp/innoflush-trace")
+    ap.add_argument("--device", default=None,
+                    help="run the server on this emulated device profile (lab --devices)")
+    ap.add_argument("--settle-after", type=float, default=0.0, metavar="SECONDS",
+                    help="trace once the page cleaner is at work, waiting at most this long")
+    ap.add_argument("--buffer-pool", default="128M", help="innodb_buffer_pool_size")
     a = ap.parse_args()
     problem = _ready()
     if problem:
         sys.exit(f"trace_group_commit: {problem}")
-    rows, by_file, by_role = [], [], []
+    rows, by_file, by_role, counters = [], [], [], []
     try:
+        env = None
+        if a.device:
+            workdir = Path(a.workdir)
+            workdir.mkdir(parents=True, exist_ok=True)
+            emulation = make_emulation(a.device, workdir)
+            env, _ = emulation.prepare(workdir / "emulate-log", "local")
+            env = env["env"]
         for n in (int(x) for x in a.threads.split(",")):
             for sbv in (int(x) for x in a.sync_binlog.split(",")):
                 r = trace_one(Path(a.workdir) / f"t{n}-sb{sbv}", n, sbv, a.seconds,
-                              a.trx_commit, not a.no_binlog, a.workload)
+                              a.trx_commit, not a.no_binlog, a.workload, env=env,
+                              settle_after=a.settle_after, buffer_pool=a.buffer_pool)
+                counters.append([n, sbv, r["tps"], r["settle"], r["status_per_s"],
+                                 r["gauges"], r["table_mb"]])
                 by_file.append([n, sbv, r["tps"], ", ".join(
                     f"{f} {v}" for f, v in r["syncs_by_file"].items())])
                 by_role += [[n, sbv, role, c["threads"], c["redo_syncs"], c["data_syncs"]]
@@ -261,7 +344,7 @@ def main() -> None:
                 rows.append([n, sbv, r["tps"], round(r["syncs_per_s"]), r["write_device_us"],
                              r["write_wait_us"], r["sync_device_us"], r["sync_wait_us"],
                              r["cycle_us"], r["runqueue_us_per_run"]])
-    except (ServerError, subprocess.CalledProcessError) as exc:
+    except (ServerError, InnoflushError, subprocess.CalledProcessError) as exc:
         sys.exit(f"trace_group_commit: {exc}")
     except KeyboardInterrupt:
         sys.exit("trace_group_commit: interrupted")
@@ -277,6 +360,12 @@ def main() -> None:
     print()
     print(tabulate(by_role, headers=["threads", "sync_binlog", "server thread",
                                      "how many", "redo syncs/s", "data-file syncs/s"]))
+    print()
+    for n, sbv, tps, settled, per_s, gauges, tables in counters:
+        print(f"threads {n}, sync_binlog {sbv}, {tps} TPS; settle {settled}")
+        print(f"  the server's counters per second: {per_s}")
+        print(f"  gauges at the trace's start and end: {gauges}")
+        print(f"  tables (MiB) at the trace's start and end: {tables}")
 
 
 if __name__ == "__main__":

@@ -125,6 +125,21 @@ def test_page_reentry_splits_first_entries_from_pages_that_come_back():
     assert page_reentry(10_000, 1_000, 900, None, 0) is None
 
 
+def test_new_page_dblwr_share_leaves_the_new_pages_out_of_the_doublewrite():
+    from innoflush.live.pages import new_page_dblwr_share
+
+    # inserts: every page first dirtied is one the tablespace grows by
+    assert new_page_dblwr_share(0.0192, 0.019)["dblwr_page_share"] == 0.0
+    # a quarter of the first entries are new pages, the rest existing ones
+    est = new_page_dblwr_share(0.005, 0.02)
+    assert est["dblwr_page_share"] == pytest.approx(0.75)
+    assert "straight to their files" in est["line"]
+    # deletes balance the inserts (no growth): every first write is doublewritten
+    assert new_page_dblwr_share(0.0, 0.006)["dblwr_page_share"] == 1.0
+    # nothing dirtied: nothing to say
+    assert new_page_dblwr_share(0.01, 0.0) is None
+
+
 def test_derive_workload_takes_the_first_entries_and_hot_pages_from_the_counters():
     obs = _observed()
     kw = dict(connections=2, commits=94_000, server_cpu_s=0.1, client_cpu_s=0.1,

@@ -382,6 +382,28 @@ def test_the_measured_tablespaces_go_to_the_model():
     back = WorkloadEvidence.from_dict(ev.to_dict())
     assert back.tablespaces_written.value == 5.0
 
+def test_a_window_without_page_writes_estimates_the_doublewrite_share():
+    """MariaDB writes the pages it created straight to their files: where advise's
+    window flushed too few pages to count, the share of first writes that go through the
+    doublewrite buffer is the part of the first entries its tablespaces do not grow by."""
+    deltas = {"Com_insert": 40_000, "Innodb_os_log_written": 16_000_000,
+              "Innodb_rows_inserted": 40_000, "Innodb_rows_deleted": 0,
+              "Innodb_pages_created": 760, "Innodb_pages_written": 0}
+    iv = Interval(0, 10.0, True, None, deltas, {}, {"Innodb_buffer_pool_pages_dirty": 3000},
+                  {"Innodb_buffer_pool_pages_dirty": 800})
+    obs = observe(iv, "mariadb", False, 1)
+    ev = _ev_with_cpu(300.0)
+    wl, _, lines, _ = measured_workload(ev, obs, True, new_pages_skip_dblwr=True)
+    # 800 pages first dirtied, 760 of them new: 5 % doublewritten
+    assert wl.pages_dirtied_per_trx == pytest.approx(0.02)
+    assert wl.dblwr_page_share == pytest.approx(0.05)
+    assert any(line.startswith("dblwr_page_share = 0.05 (estimated") for line in lines)
+    # a server that doublewrites every page keeps the simulator's share
+    wl, _, lines, _ = measured_workload(ev, obs, True, new_pages_skip_dblwr=False)
+    assert wl.dblwr_page_share == 1.0
+    assert not any(line.startswith("dblwr_page_share") for line in lines)
+
+
 class _R:
     duration_s = 10.0
     tps = 1000.0

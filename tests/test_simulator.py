@@ -166,6 +166,25 @@ def test_mariadb_page_cleaner_sleeps_below_the_async_point():
     assert busy.status["Innodb_dblwr_pages_written"] == pytest.approx(pages * 0.25, abs=2)
 
 
+def test_mariadb_new_pages_alone_wait_for_the_checkpoints_file_syncs():
+    """Pages written straight to their files (new pages: dblwr_page_share 0) are synced
+    once a pass, by its checkpoint (log_checkpoint: fil_flush_file_spaces), however many
+    128-page segments it took; doublewritten ones at the end of each doublewrite batch
+    (buf_dblwr_t::write_completed)."""
+    base = ServerConfig(flavor="mariadb-10.11", log_bin=False,
+                        innodb_flush_log_at_trx_commit=2, innodb_max_dirty_pages_pct_lwm=0.0,
+                        innodb_redo_log_capacity=96 * 1024 * 1024)
+    wl = Workload(connections=2, redo_bytes_per_trx=65536, pages_dirtied_per_trx=2.0,
+                  tablespaces=4)
+    new = run(base, with_(wl, dblwr_page_share=0.0)).internal
+    assert new.get("Innodb_dblwr_pages_written", 0) == 0
+    assert new["Innodb_pages_written"] > 2 * 128 * new["flush_batches"] > 0
+    assert 0 < new["data_file_syncs"] <= 4 * (new["checkpoints"] + 1)
+    old = run(base, with_(wl, dblwr_page_share=1.0)).internal
+    assert old["Innodb_dblwr_writes"] > 2 * old["checkpoints"] > 0
+    assert old["data_file_syncs"] > 4 * (old["checkpoints"] + 1)
+
+
 def test_flush_list_takes_rewrites_first_and_fills_the_doublewrite_slots():
     from innoflush.simulator.buffer_pool import FlushList
 

@@ -103,3 +103,36 @@ def test_syncs_are_told_apart_by_the_thread_that_made_them():
         "writes the checkpoint": {"threads": 1, "redo_syncs": 4, "data_syncs": 1},
         "writes the redo's records": {"threads": 1, "redo_syncs": 0, "data_syncs": 2},
         "other": {"threads": 1, "redo_syncs": 1, "data_syncs": 0}}
+
+
+class _StatusCursor:
+    """SHOW GLOBAL STATUS as a cursor returns it, one scripted checkpoint age per read."""
+
+    def __init__(self, ages):
+        self.ages = list(ages)
+
+    def execute(self, sql):
+        assert sql == "SHOW GLOBAL STATUS"
+
+    def fetchall(self):
+        age = self.ages.pop(0) if len(self.ages) > 1 else self.ages[0]
+        return [("Innodb_checkpoint_age", "" if age is None else str(age)),
+                ("Innodb_pages_written", "7"), ("Uptime", "9")]
+
+
+def test_settle_waits_for_the_page_cleaner_at_work(monkeypatch):
+    mod = load_script("trace_group_commit")
+    monkeypatch.setattr(mod, "SETTLE_POLL_S", 0.001)
+    # the age climbs to the async point
+    r = mod.settle(_StatusCursor([10, 50, 100, 120]), target=100, limit_s=5)
+    assert (r["reached"], r["how"]) == (True, "async_point")
+    # a cleaner woken earlier: the age fell (a checkpoint) far below the point
+    r = mod.settle(_StatusCursor([10, 20, 15]), target=100, limit_s=5)
+    assert (r["reached"], r["how"]) == (True, "age_fell")
+    # neither within the limit
+    r = mod.settle(_StatusCursor([10, 11, 12, 13]), target=10**9, limit_s=0.01)
+    assert r["reached"] is False and r["how"] is None
+    # a server that shows no age
+    assert mod.settle(_StatusCursor([None]), target=100, limit_s=1)["reached"] is None
+    assert mod.read_status(_StatusCursor([5])) == {"Innodb_checkpoint_age": 5,
+                                                    "Innodb_pages_written": 7}

@@ -267,8 +267,9 @@ def fit_workload(facts: ServerFacts, observed: Observed, evidence: WorkloadEvide
     if evidence is None:
         return Fit(cfg, None, target, None, False, dur, clock() - t0,
                    reasons=["the workload was not measured (no valid interval)"])
-    wl, inputs, assumptions, missing = measured_workload(evidence, observed,
-                                                         commits_sleep(cfg))
+    wl, inputs, assumptions, missing = measured_workload(
+        evidence, observed, commits_sleep(cfg),
+        new_pages_skip_dblwr=get_flavor(cfg.flavor).new_pages_skip_dblwr)
     assumptions = notes + assumptions
     assumptions.append(f"cpu_cores = {cores} ({evidence.cpu_cores.detail})")
     if wl is None:

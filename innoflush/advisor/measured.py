@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..live.pages import page_counts, page_reentry
+from ..live.pages import new_page_dblwr_share, page_counts, page_reentry
 from ..live.sampling import Observed
 from ..live.workload import WorkloadEvidence
 from ..simulator import Workload
@@ -109,11 +109,13 @@ def workload_from_observed(o: Observed, connections: int | None = None
     return wl, a
 
 
-def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True
+def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
+                      new_pages_skip_dblwr: bool = False
                       ) -> tuple[Workload | None, dict, list[str], list[str]]:
     """(Workload or None, inputs {field: {value, source, detail}}, assumptions, missing)
     from the measured evidence and the counter deltas; sleeping: the server's commits
-    sleep on a sync at its current settings."""
+    sleep on a sync at its current settings; new_pages_skip_dblwr: its flavor writes the
+    pages it created straight to their files (Flavor.new_pages_skip_dblwr)."""
     missing: list[str] = []
     inputs: dict = {}
 
@@ -229,6 +231,14 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True
                                            "dblwr_page_share")}
         assumptions = [a for a in assumptions if not a.startswith("pages_dirtied")]
         assumptions += reentry["lines"]
+    elif new_pages_skip_dblwr:
+        # a window the page cleaner slept through: a settled server's first writes
+        # are mostly of the pages it created (an insert workload's nearly all)
+        share = new_page_dblwr_share(base.growth_bytes_per_trx / PAGE_BYTES,
+                                     base.pages_dirtied_per_trx)
+        if share is not None:
+            changes["dblwr_page_share"] = share["dblwr_page_share"]
+            assumptions.append(share["line"])
     # the files' figures the server showed, else the simulator's defaults and why
     for name, inp, otherwise in (
             ("extend_bytes", ev.extend_bytes,

@@ -52,3 +52,22 @@ def page_reentry(commits: int, created: int | None, flushed: int | None,
                 f"dblwr_page_share = {share:.3g} (Innodb_dblwr_pages_written {dblwr_pages:,} "
                 "less the rewrites, / first writes"
                 + (": the rest went straight to their files)" if share < 1 else ")")]}
+
+
+def new_page_dblwr_share(new_pages_per_trx: float, dirtied_per_trx: float) -> dict | None:
+    """dblwr_page_share where a window flushed too few pages to count it (page_reentry
+    None), for a server that writes the pages it created straight to their files
+    (MariaDB: a re-initialised page's redo rebuilds it): the share of the pages first
+    dirtied that are not the new pages its tablespaces grow by (a workload whose deletes
+    free as much as it inserts takes its new pages from its own free space, and its
+    first entries are mostly existing pages). {"dblwr_page_share", "line"}; None
+    without the figures."""
+    if dirtied_per_trx <= 0 or new_pages_per_trx < 0:
+        return None
+    share = round(min(1.0, max(0.0, 1.0 - new_pages_per_trx / dirtied_per_trx)), 4)
+    return {"dblwr_page_share": share,
+            "line": f"dblwr_page_share = {share:.3g} (estimated, too few pages flushed to "
+                    f"count: of the {dirtied_per_trx:.4g} pages a commit dirties first, "
+                    f"the {new_pages_per_trx:.4g} its tablespaces grow by are new pages "
+                    "written straight to their files, the rest go through the doublewrite "
+                    "buffer)"}

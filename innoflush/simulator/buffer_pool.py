@@ -4,12 +4,17 @@ tablespace files they are written to (fil_system's unflushed spaces, their growt
 from __future__ import annotations
 
 from collections import deque
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .carry import Carry
 from .config import ServerConfig, Workload
+from .events import SimGen
 from .flavors import PAGE_BYTES
+
+if TYPE_CHECKING:
+    from .server import Server
 
 
 class FlushList:
@@ -229,3 +234,13 @@ class BufferPool:
         if not self.unflushed:
             return None
         return self.unflushed.popitem()[1]
+
+
+def fil_flush_file_spaces(srv: Server) -> SimGen[None]:
+    """fil_flush_file_spaces: one sync per tablespace written since its last sync."""
+    buf_pool = srv.buf_pool
+    c = srv.counters
+    while (nbytes := buf_pool.next_unflushed()) is not None:
+        yield from srv.device.sync(srv.sync_op, nbytes, srv.data_direct)
+        c["Innodb_data_fsyncs"] += 1
+        c["data_file_syncs"] += 1

@@ -57,6 +57,16 @@ class Flavor:
     # and again after writing the new pages' headers (measured on 10.11: ~2 per extension
     # with nothing else syncing)
     extension_syncs: int = 1
+    # MariaDB 10.5+: a flush batch syncs the data files when a doublewrite batch completes
+    # (buf_dblwr_t::write_completed) and its checkpoint syncs them again
+    # (log_checkpoint: fil_flush_file_spaces): pages written straight to their files
+    # (re-initialised ones) wait for either, so a pass that doublewrites nothing syncs its
+    # files once, at its checkpoint. False: every segment syncs what it wrote.
+    files_synced_at_checkpoint: bool = False
+    # MariaDB 10.5+ writes a page re-initialised since its last write (one it created)
+    # straight to its file, its redo able to rebuild it (buf_page_t::flush: REINIT): what
+    # share of first writes is doublewritten follows from the pages it creates
+    new_pages_skip_dblwr: bool = False
 
     def dblwr_sync_required(self, method: str) -> bool:
         return method in self.dblwr_sync_methods
@@ -108,7 +118,8 @@ _MARIADB_10_11 = Flavor(
     dblwr_sync_methods=("fsync", "O_DIRECT"),
     data_writes_include_redo=False, has_os_log_fsyncs=False,
     has_binlog_group_commit_counters=True, redo_sync_in_binlog_flush_stage=False,
-    o_dsync_data_write_through=True, mariadb_page_cleaner=True, extension_syncs=2)
+    o_dsync_data_write_through=True, mariadb_page_cleaner=True, extension_syncs=2,
+    files_synced_at_checkpoint=True, new_pages_skip_dblwr=True)
 
 FLAVORS: dict[str, Flavor] = {
     "mysql-8.0": _MYSQL_80,

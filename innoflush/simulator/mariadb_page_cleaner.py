@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING
 
 from simpy.events import Event
 
+from .buffer_pool import fil_flush_file_spaces
 from .events import SimGen, wake
-from .page_cleaner import LSN_SCAN_FACTOR, fil_flush_file_spaces, flush_batch
+from .page_cleaner import LSN_SCAN_FACTOR, flush_batch
 from .redo import log_checkpoint
 
 if TYPE_CHECKING:

@@ -163,6 +163,8 @@ def dblwr_instance(srv: Server, batch: _Batch) -> SimGen[None]:
     # segment, and a frame less each time the instance is resumed)
     log = srv.redo
     lazy_commits = fl.mariadb_page_cleaner and cfg.innodb_flush_log_at_trx_commit != 1
+    at_checkpoint = fl.files_synced_at_checkpoint and dblwr
+    d = 0
     while batch.left > 0 and flush_list.pages > 0:
         # the newest change the segment's pages can carry: the log's end as it is taken
         newest = log.lsn
@@ -204,19 +206,11 @@ def dblwr_instance(srv: Server, batch: _Batch) -> SimGen[None]:
         c["Innodb_pages_written"] += k
         if data_syncs:
             buf_pool.mark_unflushed(spaces)
-        # fil_flush_file_spaces (below), inline
-        while unflushed:
+        # fil_flush_file_spaces, inline: at the end of a doublewrite batch, or of every
+        # segment where the flavor syncs each (a batch of re-initialised pages alone
+        # waits for the checkpoint's: files_synced_at_checkpoint)
+        while unflushed and (d or not at_checkpoint):
             yield from device.sync(sync_op, unflushed.popitem()[1], direct)
             c["Innodb_data_fsyncs"] += 1
             c["data_file_syncs"] += 1
         buf_pool.segment_written(oldest, hot)
-
-
-def fil_flush_file_spaces(srv: Server) -> SimGen[None]:
-    """fil_flush_file_spaces: one sync per tablespace written since its last sync."""
-    buf_pool = srv.buf_pool
-    c = srv.counters
-    while (nbytes := buf_pool.next_unflushed()) is not None:
-        yield from srv.device.sync(srv.sync_op, nbytes, srv.data_direct)
-        c["Innodb_data_fsyncs"] += 1
-        c["data_file_syncs"] += 1

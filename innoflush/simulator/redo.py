@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import simpy
 from simpy.events import Event
 
+from .buffer_pool import fil_flush_file_spaces
 from .config import ServerConfig
 from .events import SimGen, rearm, wake
 from .flavors import PAGE_BYTES, Flavor
@@ -349,6 +350,10 @@ def oldest_dirty_lsn(srv: Server) -> int:
 def log_checkpoint(srv: Server) -> SimGen[None]:
     log = srv.redo
     target = min(oldest_dirty_lsn(srv), log.flushed_lsn)
+    if srv.flavor.files_synced_at_checkpoint:
+        # log_checkpoint: the data files written since their last sync first (none are
+        # marked under O_DIRECT_NO_FSYNC)
+        yield from fil_flush_file_spaces(srv)
     if srv.flavor.mariadb_page_cleaner:
         oldest = oldest_dirty_lsn(srv)
         if oldest <= log.checkpoint_lsn:
