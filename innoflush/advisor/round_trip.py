@@ -16,11 +16,15 @@ The probe measures the same hand-off with two processes: a round trip free to cr
 cores, and the same round trip with both pinned to one core, where no idle core is ever
 woken (the median round trip of each, live/handoff.py). Where the free one costs
 RATIO_MIN times the pinned one or more, wake-ups are what the round trip is made of, and
-a statement takes at least STATEMENT_ROUND_TRIPS probe round trips: fitted on 24 pairs
-(the probe on the idle host, then sysbench `oltp_insert`, `oltp_write_only` and
+a statement takes at least STATEMENT_ROUND_TRIPS probe round trips. First fitted on 24
+pairs (the probe on the idle host, then sysbench `oltp_insert`, `oltp_write_only` and
 `oltp_read_write` at one thread and trx_commit=2, 4 s each, eight rounds, 2026-11-27 on
 such a VM): a statement's time over the probe's round trip 1.7-5.8, median 2.96, the
-probe 65-109 µs (×2.2-3.7 the pinned one). Under a load that keeps the cores awake the
+probe 65-109 µs (×2.2-3.7 the pinned one). Then on the 122 after runs of lab validate's
+one-connection trx_commit 1→2 cells with a floor, eleven runs over two days
+(2026-11-27/28; docs/validation.md, "The files a pass syncs"): median 2.28, quartiles
+1.84-2.96, the probe 50-115 µs; the days differ (1.3-2.4 on the 28th's evening, 2-5.4
+before). Under a load that keeps the cores awake the
 probe reads as it does pinned (a one-thread insert load at trx_commit=1 on the local
 disk: 25-36 µs against 23-40 pinned) and no floor is set, the model pricing as before: a
 limitation, since that load's after-run is a ping-pong on idle cores all the same (on
@@ -34,7 +38,7 @@ and more).
 
 from __future__ import annotations
 
-STATEMENT_ROUND_TRIPS = 3.0   # probe round trips per statement (median of 24 pairs: 2.96)
+STATEMENT_ROUND_TRIPS = 2.3   # probe round trips per statement (median of 122 pairs: 2.28)
 RATIO_MIN = 1.8               # free / pinned round trip from which wake-ups dominate
 
 

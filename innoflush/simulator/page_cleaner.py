@@ -6,7 +6,8 @@ without limit when the checkpoint age passed the sync flush point (MariaDB's:
 mariadb_page_cleaner.py; the batches below serve both). A batch goes through
 the doublewrite buffer in segments: one write of the segment to the doublewrite file
 (+ a sync where the flavor and method require it), the in-place page writes, and then
-an fsync of every tablespace file written, except under O_DIRECT_NO_FSYNC.
+an fsync of every tablespace file written, except under O_DIRECT_NO_FSYNC (MariaDB's:
+after a segment it doublewrote pages of, and at the checkpoint that ends its pass).
 """
 
 from __future__ import annotations
