@@ -48,6 +48,7 @@ from tabulate import tabulate  # noqa: E402
 
 from innoflush.errors import InnoflushError  # noqa: E402
 from innoflush.lab.emulate import make_emulation  # noqa: E402
+from innoflush.lab.external import wait_for_page_cleaner  # noqa: E402
 from innoflush.lab.hostprobe import runq_wait_delta_s  # noqa: E402
 from innoflush.lab.local import LocalServer, ServerError, ServerOptions  # noqa: E402
 from innoflush.lab.predict import async_point  # noqa: E402
@@ -198,23 +199,10 @@ def read_status(cur) -> dict[str, int]:
 
 
 def settle(cur, target: int | None, limit_s: float) -> dict:
-    """Wait until the page cleaner is at work (the checkpoint age at the async point, or
-    falling: a checkpoint), at most limit_s; as lab validate --settle-after does."""
-    t0 = time.monotonic()
-    last = None
-    while True:
-        age = read_status(cur).get("Innodb_checkpoint_age")
-        if age is None or not target:
-            return {"reached": None, "how": None, "seconds": 0.0, "age_mb": None}
-        if age >= target or (last is not None and age < last):
-            how = "async_point" if age >= target else "age_fell"
-            return {"reached": True, "how": how, "seconds": round(time.monotonic() - t0, 1),
-                    "age_mb": round(age / 1e6, 1)}
-        if time.monotonic() - t0 >= limit_s:
-            return {"reached": False, "how": None, "seconds": round(time.monotonic() - t0, 1),
-                    "age_mb": round(age / 1e6, 1)}
-        last = age
-        time.sleep(SETTLE_POLL_S)
+    """Wait until the page cleaner is at work, at most limit_s, as lab validate
+    --settle-after does (lab/external.py wait_for_page_cleaner)."""
+    return wait_for_page_cleaner(lambda: read_status(cur).get("Innodb_checkpoint_age"),
+                                 target, limit_s, time.sleep, poll_s=SETTLE_POLL_S)
 
 
 def table_sizes_mb(datadir: Path) -> dict[str, float]:

@@ -34,6 +34,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -345,38 +346,15 @@ class CommandLoad:
         self.window["tail"] = proc.tail(secret=self.password)
 
     def settle(self, proc: CommandProcess, read_status) -> dict:
-        """Run on until the page cleaner is at work, at most settle_s. A fresh server's
-        first seconds are not what a server kept at a setting does: MariaDB's page
-        cleaner (innodb_max_dirty_pages_pct_lwm=0) sleeps until the checkpoint age
-        reaches its async point, then passes every second, and goes on with adaptive
-        passes while the age is past innodb_adaptive_flushing_lwm. At work: the age at
-        the async point, or falling (a checkpoint: only pages flushed move it; a cleaner
-        woken earlier, by the prepare's index builds, keeps the age far below the
-        point). {``reached``, ``how`` (async_point, age_fell, or null), ``seconds``,
-        ``age_bytes`` (the last read), ``async_point_bytes``}; reached is None where the
-        server shows no age."""
-        target = self.async_point
-        t0 = time.monotonic()
-        age = last = None
-        reached: bool | None = None
-        how = None
-        while True:
-            age = read_status().get("Innodb_checkpoint_age")
-            if not isinstance(age, int) or not target:
-                reached = None
-                break
-            if age >= target or (last is not None and age < last):
-                reached, how = True, ("async_point" if age >= target else "age_fell")
-                break
-            left = self.spec.settle_s - (time.monotonic() - t0)
-            if left <= 0:
-                reached = False
-                break
-            last = age
-            self._wait(proc, min(SETTLE_POLL_S, left), "the settling")
-        return {"reached": reached, "how": how, "seconds": round(time.monotonic() - t0, 1),
-                "age_bytes": age if isinstance(age, int) else None,
-                "async_point_bytes": target}
+        """Run on until the page cleaner is at work, at most settle_s
+        (wait_for_page_cleaner). A fresh server's first seconds are not what a server
+        kept at a setting does: MariaDB's page cleaner (innodb_max_dirty_pages_pct_lwm=0)
+        sleeps until the checkpoint age reaches its async point, then passes every
+        second, and goes on with adaptive passes while the age is past
+        innodb_adaptive_flushing_lwm."""
+        return wait_for_page_cleaner(
+            lambda: read_status().get("Innodb_checkpoint_age"), self.async_point,
+            self.spec.settle_s, lambda s: self._wait(proc, s, "the settling"))
 
     def _commits(self, a: dict, b: dict) -> int:
         d = {k: b[k] - a[k] for k in b if k in a and isinstance(b[k], int)}
@@ -454,6 +432,37 @@ class CommandLoad:
             self.process.stop()
 
 
+def wait_for_page_cleaner(read_age: Callable[[], object], target: int | None,
+                          limit_s: float, wait: Callable[[float], object],
+                          poll_s: float = SETTLE_POLL_S) -> dict:
+    """Read the checkpoint age every poll_s until the page cleaner is at work, at most
+    limit_s: the age at the async point (target), or falling (a checkpoint: only pages
+    flushed move it; a cleaner woken earlier, by a prepare's index builds, keeps the age
+    far below the point). wait(seconds) sleeps between reads. {``reached``, ``how``
+    (async_point, age_fell, or null), ``seconds``, ``age_bytes`` (the last read),
+    ``async_point_bytes``}; reached is None where the server shows no age."""
+    t0 = time.monotonic()
+    age = last = None
+    reached: bool | None = None
+    how = None
+    while True:
+        age = read_age()
+        if not isinstance(age, int) or not target:
+            reached = None
+            break
+        if age >= target or (last is not None and age < last):
+            reached, how = True, ("async_point" if age >= target else "age_fell")
+            break
+        left = limit_s - (time.monotonic() - t0)
+        if left <= 0:
+            reached = False
+            break
+        last = age
+        wait(min(poll_s, left))
+    return {"reached": reached, "how": how, "seconds": round(time.monotonic() - t0, 1),
+            "age_bytes": age if isinstance(age, int) else None, "async_point_bytes": target}
+
+
 def command_load(opts, server, workdir: Path, spec: WorkloadSpec, params: dict,
                  facts) -> CommandLoad:
     """The CommandLoad of opts.command for this run's server."""
@@ -462,4 +471,5 @@ def command_load(opts, server, workdir: Path, spec: WorkloadSpec, params: dict,
 
 
 __all__ = ["CommandLoad", "CommandProcess", "CommandResult", "LATENCY_NOTE", "command_cpu",
-           "command_load", "group_cpu_seconds", "keep_log", "statements_per_trx"]
+           "command_load", "group_cpu_seconds", "keep_log", "statements_per_trx",
+           "wait_for_page_cleaner"]
