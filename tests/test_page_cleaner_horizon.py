@@ -45,11 +45,27 @@ def test_a_window_that_ends_short_of_the_async_point_says_when_it_gets_there():
     assert _horizon_text({**faster, "candidate": {"tps": 1_100.0}}) is None
 
 
-def test_no_horizon_where_the_window_got_there_or_the_cleaner_does_not_wait_for_it():
+def test_a_window_that_crosses_the_async_point_keeps_its_horizon():
+    # 60 MB + 4 s x 5 MB/s passes 70.7 MB after about 2 s: the window's figures are half
+    # without the page cleaner, so the settled server is still priced apart
     wl = Workload(connections=4, redo_bytes_per_trx=400)
-    near = ServerStart(checkpoint_age=60_000_000)
-    # 60 MB + 4 s x 5 MB/s passes 70.7 MB: the window's own page cleaner is in the figures
-    assert page_cleaner_horizon(MARIADB, wl, near, 12_500.0, 4.0) is None
+    h = page_cleaner_horizon(MARIADB, wl, ServerStart(checkpoint_age=60_000_000),
+                             12_500.0, 4.0)
+    assert h is not None and h["reached_in_window"]
+    assert h["seconds_to_async_point"] == round((70_717_088 - 60_000_000) / 5e6, 1)
+    text = _horizon_text({"horizon": h, "sim": {"duration_s": 4.0},
+                          "current": {"tps": 1_000.0}, "candidate": {"tps": 12_500.0}})
+    assert "in about 2 s, within those seconds" in text
+    short = page_cleaner_horizon(MARIADB, wl, ServerStart(checkpoint_age=20_000_000),
+                                 12_500.0, 4.0)
+    assert short is not None and not short["reached_in_window"]
+
+
+def test_no_horizon_where_the_cleaner_is_at_work_or_does_not_wait_for_the_point():
+    wl = Workload(connections=4, redo_bytes_per_trx=400)
+    # an age already past the point
+    past = ServerStart(checkpoint_age=71_000_000)
+    assert page_cleaner_horizon(MARIADB, wl, past, 12_500.0, 4.0) is None
     # a low-water mark set: MariaDB's cleaner flushes before the async point
     lwm = ServerConfig(flavor="mariadb-10.11", innodb_max_dirty_pages_pct_lwm=10.0)
     assert page_cleaner_horizon(lwm, wl, None, 12_500.0, 4.0) is None
@@ -105,7 +121,8 @@ def test_advise_prices_the_settled_server_where_its_window_ends_short():
     assert st["syncs_per_s"]["data_file_syncs"] > pred["recommended"]["syncs_per_s"][
         "data_file_syncs"]
     assert st["data_fsyncs_per_s"] > pred["recommended"]["data_fsyncs_per_s"]
-    # no horizon, no settled run
-    near = replace(fit, start=ServerStart(checkpoint_age=70_000_000, dirty_pages=200))
+    # no horizon (the page cleaner was at work), no settled run
+    near = replace(fit, start=ServerStart(checkpoint_age=70_000_000, dirty_pages=200,
+                                          cleaner_active=True))
     assert Predictor(near, consumer_ssd(), seed=1, duration_s=1.0, ranges=False).predict(
         {"innodb_flush_log_at_trx_commit": 2})["settled"] is None

@@ -71,8 +71,9 @@ JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
   ``commit_latency_p99_pct``, ``data_fsyncs_per_s_pct``}, ``range`` {``tps_pct``,
   ``data_fsyncs_per_s_pct``: [low, high]}, ``horizon`` (null, or where the data fsyncs
   stop holding: {``async_point_bytes``, ``age_at_start_bytes``, ``age_at_end_bytes``,
-  ``redo_bytes_per_s``, ``seconds_to_async_point``}), ``settled`` (null with no
-  horizon, else the setting once the age sits at that point: {``tps``,
+  ``redo_bytes_per_s``, ``seconds_to_async_point``, ``reached_in_window``}),
+  ``settled`` (null with no horizon, else the setting once the age sits at that point:
+  {``tps``,
   ``data_fsyncs_per_s``, ``syncs_per_s``, ``duration_s``, ``checkpoint_age_bytes``,
   ``dirty_pages``}), ``sim`` {``profile``,
   ``duration_s``, ``seed``, ``changes``, ``fit_converged``}}}], most severe first.
@@ -355,12 +356,14 @@ def _horizon_text(p: dict | None) -> str | None:
             "second" if settled is not None else
             "; past it the page cleaner passes every second and syncs what it wrote, "
             "which this figure leaves out")
+    within = (", within those seconds: the figure is part without the page cleaner"
+              if h.get("reached_in_window") else "")
     return (f"data fsyncs/s: those of the next {p['sim']['duration_s']:g} s from a "
             f"checkpoint age of {h['age_at_start_bytes'] / mb:.0f} MB; at "
             f"{h['redo_bytes_per_s'] / mb:.1f} MB/s of redo the age reaches the page "
             f"cleaner's async point ({h['async_point_bytes'] / mb:.0f} MB) in about "
-            f"{h['seconds_to_async_point']:.0f} s, unless the buffer pool runs short of "
-            f"free pages first{then}")
+            f"{h['seconds_to_async_point']:.0f} s{within}, unless the buffer pool runs "
+            f"short of free pages first{then}")
 
 
 def _coverage(p: dict | None) -> str:
