@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
@@ -460,6 +461,19 @@ def test_range_variants_keep_or_drop_the_sleeping_commits_cpu():
     assert pess.sleep_cpu_us == 0 and pess.commit_cpu_us == pytest.approx(42.0)
     opt.validate()
     pess.validate()
+    # a lone connection's floor at the quartiles of the days it was measured on
+    from innoflush.advisor.round_trip import (
+        STATEMENT_ROUND_TRIPS,
+        STATEMENT_ROUND_TRIPS_QUARTILES,
+    )
+    lone = replace(wl, connections=1, round_trip_floor_us=230.0)
+    lo, hi = (_variant(lone, *v).round_trip_floor_us for v in SPREAD)
+    assert lo < 230.0 < hi
+    assert lo == pytest.approx(230.0 * STATEMENT_ROUND_TRIPS_QUARTILES[0]
+                               / STATEMENT_ROUND_TRIPS)
+    assert hi == pytest.approx(230.0 * STATEMENT_ROUND_TRIPS_QUARTILES[1]
+                               / STATEMENT_ROUND_TRIPS)
+    assert _variant(wl, *SPREAD[1]).round_trip_floor_us == 0.0   # no floor, none added
 
 
 # ---- a lone connection's round trips (advisor/round_trip.py, live/handoff.py) ------------

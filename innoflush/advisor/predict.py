@@ -9,8 +9,10 @@ run's arguments carry all its inputs, so the figures are the same wherever it ra
 The range comes from the same pair simulated on a workload whose measured costs are
 taken lower and higher (``SPREAD``: the CPU and outside time per transaction,
 which the measurement knows to within about that much, and which change a little with
-the setting itself — a commit that no longer sleeps costs less CPU). The interval is the
-model's own error on validated changes (error_bands.py): wider, and what to expect.
+the setting itself — a commit that no longer sleeps costs less CPU; and a lone
+connection's round-trip floor at the quartiles of the days it was measured on). The
+interval is the model's own error on validated changes (error_bands.py): wider, and what
+to expect.
 
 Where the simulated seconds start short of the point at which MariaDB's page cleaner
 starts (page_cleaner_horizon), the changed setting is also simulated settled there
@@ -30,11 +32,13 @@ from ..simulator.flavors import PAGE_BYTES, get_flavor
 from ..simulator.redo import capacity_points
 from .error_bands import tps_interval
 from .fit import Fit
+from .round_trip import STATEMENT_ROUND_TRIPS, STATEMENT_ROUND_TRIPS_QUARTILES
 from .rules import Finding
 
-# (cpu factor, client time factor, the sleeping commit's CPU stays with every commit)
-# of the optimistic and the pessimistic variant
-SPREAD = ((0.9, 0.95, False), (1.05, 1.05, True))
+# (cpu factor, client time factor, the sleeping commit's CPU stays with every commit,
+# round-trip floor factor) of the optimistic and the pessimistic variant
+_Q1, _Q3 = (q / STATEMENT_ROUND_TRIPS for q in STATEMENT_ROUND_TRIPS_QUARTILES)
+SPREAD = ((0.9, 0.95, False, _Q1), (1.05, 1.05, True, _Q3))
 # a settled run covers a few of the page cleaner's one-second passes
 SETTLED_MIN_S = 3.0
 
@@ -65,16 +69,19 @@ def _change(cur: dict, rec: dict) -> dict:
             "data_fsyncs_per_s_pct": _pct(cur["data_fsyncs_per_s"], rec["data_fsyncs_per_s"])}
 
 
-def _variant(wl: Workload, cpu: float, client: float, commit_keeps: bool) -> Workload:
+def _variant(wl: Workload, cpu: float, client: float, commit_keeps: bool,
+             floor: float = 1.0) -> Workload:
     """The workload with its costs taken lower or higher; commit_keeps: what a sleeping
     commit costs in CPU is spent by every commit, sleeping or not (a change that takes
-    the sync off the commit then saves no CPU)."""
+    the sync off the commit then saves no CPU); floor: the factor on a lone connection's
+    round-trip floor (advisor/round_trip.py)."""
     client_us = wl.client_us_per_trx * client
     commit = wl.commit_cpu_us + (wl.sleep_cpu_us if commit_keeps else 0.0)
     return replace(wl, cpu_us_per_trx=wl.cpu_us_per_trx * cpu, client_us_per_trx=client_us,
                    commit_cpu_us=commit * cpu,
                    sleep_cpu_us=0.0 if commit_keeps else wl.sleep_cpu_us * cpu,
-                   client_cpu_us_per_trx=min(client_us, wl.client_cpu_us_per_trx * cpu))
+                   client_cpu_us_per_trx=min(client_us, wl.client_cpu_us_per_trx * cpu),
+                   round_trip_floor_us=wl.round_trip_floor_us * floor)
 
 
 def _run_case(case: tuple) -> dict:

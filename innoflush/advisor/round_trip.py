@@ -39,6 +39,9 @@ and more).
 from __future__ import annotations
 
 STATEMENT_ROUND_TRIPS = 2.3   # probe round trips per statement (median of 122 pairs: 2.28)
+# their quartiles over those pairs: the days differ more than any one floor carries, so a
+# prediction's range takes the floor at each (advisor/predict.py, SPREAD)
+STATEMENT_ROUND_TRIPS_QUARTILES = (1.84, 2.96)
 RATIO_MIN = 1.8               # free / pinned round trip from which wake-ups dominate
 
 
@@ -68,4 +71,5 @@ def round_trip_floor(handoff: dict | None, connections: int, note: str
         "(advisor/round_trip.py)"}
 
 
-__all__ = ["RATIO_MIN", "STATEMENT_ROUND_TRIPS", "round_trip_floor"]
+__all__ = ["RATIO_MIN", "STATEMENT_ROUND_TRIPS", "STATEMENT_ROUND_TRIPS_QUARTILES",
+           "round_trip_floor"]
