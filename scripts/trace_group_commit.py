@@ -183,7 +183,6 @@ def runqueue_us_per_run(before: dict, after: dict) -> float | None:
 STATUS_RATES = ("Innodb_data_fsyncs", "Innodb_os_log_fsyncs", "Innodb_dblwr_writes",
                 "Innodb_dblwr_pages_written", "Innodb_pages_written", "Innodb_pages_created")
 STATUS_GAUGES = ("Innodb_checkpoint_age", "Innodb_buffer_pool_pages_dirty")
-SETTLE_POLL_S = 0.5
 
 
 def read_status(cur) -> dict[str, int]:
@@ -202,7 +201,7 @@ def settle(cur, target: int | None, limit_s: float) -> dict:
     """Wait until the page cleaner is at work, at most limit_s, as lab validate
     --settle-after does (lab/external.py wait_for_page_cleaner)."""
     return wait_for_page_cleaner(lambda: read_status(cur).get("Innodb_checkpoint_age"),
-                                 target, limit_s, time.sleep, poll_s=SETTLE_POLL_S)
+                                 target, limit_s, time.sleep)
 
 
 def table_sizes_mb(datadir: Path) -> dict[str, float]:

@@ -12,7 +12,14 @@ import numpy as np
 import pytest
 from simprofiles import device, hdd_total_only
 
-from innoflush.lab.emulate import _knots, _norm_ppf, build_library, emulation_env, preload_env
+from innoflush.lab.emulate import (
+    _knots,
+    _norm_ppf,
+    build_library,
+    emulation_env,
+    preload_env,
+    sync_distribution,
+)
 from innoflush.stats import LatencySummary
 
 SYNCS = 40  # syncs of each kind the probe times
@@ -99,9 +106,7 @@ def test_preloaded_library_delays_fsync_and_fdatasync_to_the_profile(tmp_path):
     # the band the table gives it, plus what a loaded machine adds to a sleep (upper side only:
     # the library sleeps at least the drawn latency)
     for op in ("fsync", "fdatasync"):
-        sync = next(t.sync for t in slow.tests
-                    if t.op == op and t.write_bytes == 16384 and t.direct)
-        lo, hi = _median_band(_knots(sync))
+        lo, hi = _median_band(sync_distribution(slow, op))
         assert lo < emu[op] < hi + 3000, (op, lo, hi, emu)
     assert emu["fsync"] > 5 * base["fsync"] or base["fsync"] > 800
     # plain writes are not delayed

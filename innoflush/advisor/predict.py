@@ -236,7 +236,7 @@ def page_cleaner_horizon(cfg: ServerConfig, wl: Workload | None, start: ServerSt
     rate = tps * wl.redo_bytes_per_trx
     async_age = async_point_bytes(cfg)
     age0 = start.checkpoint_age if start else 0
-    if age0 >= async_age or rate <= 0:
+    if age0 >= async_age:
         return None
     end = age0 + rate * duration_s
     # A window that crosses the point had no horizon until 2026-11-29: its figures, which
