@@ -240,9 +240,9 @@ def test_a_sleeping_commits_cpu_comes_off_without_a_sync():
     ev.client_cpu_us_per_trx = Input(40.0, "/proc", "sysbench (123)")
     ev.commits_per_s = 300.0
     wl, inputs, _, _ = measured_workload(ev, _observed(), True)
-    # 0.9 commits asleep: 20 + 0.10 x 0.9^0.2 cores / 300 commits/s = 346 µs, of 300
-    # measured, so the transaction keeps its floor, 30 % of it
-    assert server_sleep_cost_us(3000.0, 300.0) == pytest.approx(346.4, abs=0.1)
+    # 0.9 commits asleep, syncs not counted (one a commit): 60 + 0.07 x 0.9 cores / 300
+    # commits/s = 270 µs, of 300 measured, so the transaction keeps its floor, 30 % of it
+    assert server_sleep_cost_us(3000.0, 300.0) == pytest.approx(270.0, abs=0.1)
     assert wl.cpu_us_per_trx == pytest.approx(90.0)
     assert wl.cpu_us_per_trx_sleeping == pytest.approx(200.0)   # the statements' part
     assert wl.sleep_cpu_us == pytest.approx(100.0)
@@ -271,9 +271,17 @@ def test_the_sleep_cost_is_a_rate_not_a_factor():
     small = without_sleep(500.0, server_sleep_cost_us(3000.0, 300.0))
     large = without_sleep(2000.0, server_sleep_cost_us(3000.0, 300.0))
     assert 2000.0 - large == pytest.approx(500.0 - small)
-    # spread over more commits a second, each pays less; more asleep at once, more
-    assert server_sleep_cost_us(3000.0, 3000.0) < server_sleep_cost_us(3000.0, 300.0)
-    assert server_sleep_cost_us(6000.0, 300.0) > server_sleep_cost_us(3000.0, 300.0)
+    # more asleep at once, more — up to as many as the host has cores
+    assert server_sleep_cost_us(6000.0, 300.0, cpu_cores=2) > server_sleep_cost_us(
+        3000.0, 300.0, cpu_cores=2)
+    assert server_sleep_cost_us(6000.0, 1000.0, cpu_cores=2) == pytest.approx(
+        server_sleep_cost_us(12000.0, 1000.0, cpu_cores=2))
+    # past that, spread over more commits a second, each pays less
+    assert server_sleep_cost_us(3000.0, 3000.0, cpu_cores=2) < server_sleep_cost_us(
+        3000.0, 300.0, cpu_cores=2)
+    # a wake-up per sync the commits sleep on: four commits a sync pay a quarter of it
+    assert (server_sleep_cost_us(3000.0, 300.0, syncs_per_s=300.0)
+            - server_sleep_cost_us(3000.0, 300.0, syncs_per_s=75.0)) == pytest.approx(45.0)
     # nothing asleep, nothing to give back
     assert server_sleep_cost_us(0.0, 300.0) == 0.0
     assert server_sleep_cost_us(3000.0, 0.0) == 0.0

@@ -159,7 +159,8 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
     # measured is the sleeping cost, and a setting without a sync at commit gives that
     # part back — the larger of its measured rate and the CPU seen in the commit states.
     wait = ev.commit_wait_us_per_trx.value
-    cost = (server_sleep_cost_us(wait, ev.commits_per_s)
+    cost = (server_sleep_cost_us(wait, ev.commits_per_s, ev.redo_syncs_per_s.value,
+                                 ev.cpu_cores.value)
             if sleeping and wait and ev.server_cpu_us_per_trx.source == "/proc" else 0.0)
     cpu_sleeping = 0.0
     if cost > overlap:

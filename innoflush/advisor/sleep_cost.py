@@ -7,27 +7,36 @@ waits and run slower once woken. The price of a change that takes the sync off t
 commit (trx_commit 1→2) is mostly that CPU given back, so the model needs it; the CPU
 measured while commits sleep holds it, and it has to come out.
 
-How it behaves was measured, not assumed: 151 cells of sysbench (`oltp_insert`,
+How it behaves was measured, not assumed: cells of sysbench (`oltp_insert`,
 `oltp_write_only`, `oltp_read_write`; 1, 4 and 16 threads) on MariaDB 10.11, each run at
 trx_commit=1 and then 2 on a 2-vCPU VM (Firecracker) with its virtio disk
-and two emulated devices (commit waits 0.04-7.5 ms), nine `lab validate --workload-cmd`
-runs of 2026-11-25..27 whose reports ship in docs/validation/. The CPU the server
+and two emulated devices (commit waits 0.04-7.5 ms), `lab validate --workload-cmd`
+runs whose reports ship in docs/validation/. The CPU the server
 gave back per transaction (all its threads, /proc) is not a factor on the transaction's
 CPU — at one thread on 3-ms syncs a 90-µs insert gave back ~380 µs, a 1,800-µs
-`read_write` 270-840 µs — but a *rate*: about a tenth of a core while commits sleep
-(110 ms/s for every workload there), growing slowly with how many sleep at once. Per
+`read_write` 270-840 µs — but a *rate*: a share of a core for every commit asleep, up to
+as many as the host has cores, plus a wake-up for every sync the commits sleep on. Per
 transaction:
 
-    sleep cost (µs) = SLEEP_WAKE_US + SLEEP_CORES * asleep ** SLEEP_GROWTH / commits_per_s
+    sleep cost (µs) = SYNC_WAKE_US * redo syncs per commit
+                      + SLEEP_CORES * min(asleep, cores) ** SLEEP_GROWTH / commits_per_s
 
 asleep: commits asleep on average (commit wait per transaction × commits per second).
+Below the cap that is 7 % of the commit wait; past it, more sleepers add nothing — a
+sleeping commit leaves a core idle, and there are only so many cores to idle. It was
+`SLEEP_WAKE_US + 0.10 * asleep ** 0.2 / commits_per_s` (20 µs a commit) until 427 cells
+(31 runs, 2026-11-25..29) showed the rate by connections: 0.08 cores given back at one
+thread (0.7 commits asleep), 0.20 at 4 (2.9), 0.16 at 16 (8.6) — it stops growing at the
+2 cores, where the old form grew on, and under-priced 4 threads (the CPU after 16 % too
+high, the median) and over-priced 16 (7 % too low).
+
 Fitted by least absolute log error on the connection threads' CPU after the change
 (the servers' CPU after, scaled by the connection threads' share before;
-scripts/sleep_cost_fit.py); left one run
-out in turn, the CPU after came within 30 % in 129 of the 151 cells (75 with the wake-up
-probe's factor it replaces, 65 taking the CPU as measured) and within 15 % in 90 (43;
-39). The clients (sysbench here) gave back CPU the same way, less of it: their rate
-grows with the transactions inside the server at once.
+scripts/sleep_cost_fit.py); left one run out in turn, over the 427 cells the CPU after
+came within 15 % in 222 and within 30 % in 336 (the old form, refitted on the same
+cells: 192 and 303; taking the CPU as measured: 89 and 168). The clients (sysbench
+here) gave back CPU the same way, less of it: their rate grows with the transactions
+inside the server at once (constants of the first 151 cells).
 
 These figures are this VM's. A host whose idle cores do not halt (bare metal, a VM
 with idle polling) probably gives back less — not measured here — and the prediction of
@@ -37,9 +46,10 @@ is measured on the same VM.
 
 from __future__ import annotations
 
-SLEEP_WAKE_US = 20.0      # per sleeping commit: switched out, woken
-SLEEP_CORES = 0.10        # cores' worth of CPU while one commit sleeps on average
-SLEEP_GROWTH = 0.2        # ... and how it grows with the commits asleep at once
+SYNC_WAKE_US = 60.0       # per redo sync the commits sleep on: switched out, woken
+SLEEP_CORES = 0.07        # cores' worth of CPU while one commit sleeps on average
+SLEEP_GROWTH = 1.0        # ... and how it grows with the commits asleep at once, counted
+                          # up to the host's cores
 CLIENT_CORES = 0.015      # the clients' rate, by the transactions inside the server
 CLIENT_GROWTH = 0.6
 # whatever the rate says, a transaction keeps this share of the CPU it was measured at
@@ -48,20 +58,31 @@ CLIENT_FLOOR_SHARE = 0.5
 
 
 def given_back_us(busy: float, commits_per_s: float, wake_us: float, cores: float,
-                  growth: float) -> float:
+                  growth: float, busy_cap: float | None = None,
+                  wakes_per_commit: float = 1.0) -> float:
     """CPU per transaction (µs) given back by a rate of `cores` × busy^growth spread over
-    the commits, plus wake_us each; busy: commits asleep (or transactions inside the
-    server) on average. 0 when nothing is busy."""
+    the commits, plus wake_us for each of wakes_per_commit; busy: commits asleep (or
+    transactions inside the server) on average, counted up to busy_cap. 0 when nothing
+    is busy."""
     if busy <= 0 or commits_per_s <= 0:
         return 0.0
-    return wake_us + cores * busy ** growth / commits_per_s * 1e6
+    if busy_cap is not None:
+        busy = min(busy, busy_cap)
+    return wake_us * wakes_per_commit + cores * busy ** growth / commits_per_s * 1e6
 
 
-def server_sleep_cost_us(commit_wait_us: float, commits_per_s: float) -> float:
+def server_sleep_cost_us(commit_wait_us: float, commits_per_s: float,
+                         syncs_per_s: float | None = None,
+                         cpu_cores: float | None = None) -> float:
     """The server's CPU per transaction that goes with its commits' sleep (µs): what it
-    gives back when they no longer sleep. 0 when nothing is known to sleep."""
+    gives back when they no longer sleep. syncs_per_s: the redo syncs the commits waited
+    on (one per commit when not known); cpu_cores: the server host's cores. 0 when
+    nothing is known to sleep."""
+    wakes = (min(1.0, syncs_per_s / commits_per_s) if syncs_per_s and commits_per_s > 0
+             else 1.0)
     return given_back_us(commit_wait_us * commits_per_s / 1e6, commits_per_s,
-                         SLEEP_WAKE_US, SLEEP_CORES, SLEEP_GROWTH)
+                         SYNC_WAKE_US, SLEEP_CORES, SLEEP_GROWTH, busy_cap=cpu_cores,
+                         wakes_per_commit=wakes)
 
 
 def client_sleep_cost_us(inside_us: float, commits_per_s: float) -> float:
