@@ -4,12 +4,15 @@ what the fit makes of them."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections import Counter
 from dataclasses import replace
 
 import pytest
+from scripts_loader import load_script
 
+from innoflush.advisor import sleep_cost as sc
 from innoflush.advisor.candidates import candidate_changes, mark_advised
 from innoflush.advisor.device import device_from_profile
 from innoflush.advisor.fit import Check, model_checks
@@ -541,3 +544,21 @@ def test_the_text_report_shows_the_hand_off_probe():
     assert any("another host" in ln for ln in _workload_text(w))
     # a capture never had a probe: no row saying so
     assert not any("hand-off" in ln for ln in _workload_text(w, captured=True))
+
+
+def test_the_sleep_cost_fit_prices_as_the_advisor_does():
+    # scripts/sleep_cost_fit.py prices every cell over arrays; its figures must be the ones
+    # the advisor uses, or the constants it prints are fitted to another formula
+    fit = load_script("sleep_cost_fit")
+    p = {"wake_us": sc.SYNC_WAKE_US, "cores": sc.SLEEP_CORES, "growth": sc.SLEEP_GROWTH,
+         "floor": sc.FLOOR_SHARE}
+    # (before µs, after µs, commits asleep, syncs per commit, cores; commits/s)
+    cells = [((300.0, 150.0, 0.9, 1.0, 2.0), 300.0),    # one connection, below the cap
+             ((120.0, 80.0, 9.0, 0.25, 2.0), 3000.0),   # past the cap, 4 commits a sync
+             ((100.0, 90.0, 0.0, 1.0, 2.0), 500.0)]     # nothing asleep
+    rows = [{"run": "r", "tps": tps, "server": cell} for cell, tps in cells]
+    got = fit.errors(rows, "server", p)
+    for (cell, tps), e in zip(cells, got, strict=True):
+        before, after, busy, wakes, cores = cell
+        cost = server_sleep_cost_us(busy / tps * 1e6, tps, wakes * tps, cores)
+        assert e == pytest.approx(math.log(without_sleep(before, cost) / after))
