@@ -27,7 +27,7 @@ sleeping commit leaves a core idle, and there are only so many cores to idle. It
 `SLEEP_WAKE_US + 0.10 * asleep ** 0.2 / commits_per_s` (20 µs a commit) until 427 cells
 (31 runs, 2026-11-25..29) showed the rate by connections: 0.08 cores given back at one
 thread (0.7 commits asleep), 0.20 at 4 (2.9), 0.16 at 16 (8.6) — it stops growing at the
-2 cores, where the old form grew on, and under-priced 4 threads (the CPU after 16 % too
+2 cores, where the old form grew on, and under-priced 4 threads (the CPU after 17 % too
 high, the median) and over-priced 16 (7 % too low).
 
 Fitted by least absolute log error on the connection threads' CPU after the change
