@@ -24,6 +24,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from innoflush.advisor.sleep_cost import given_back_us, without_sleep  # noqa: E402
 from innoflush.lab.refit import read_validation  # noqa: E402
 
 # linear below the cap: a free exponent takes 1.3 on every cell and holds worse with a
@@ -66,16 +67,14 @@ def cells(paths: list[Path]) -> list[dict]:
 
 
 def errors(rows: list[dict], side: str, p: dict) -> np.ndarray:
-    """log(predicted / measured) of the CPU after the change, per cell (sleep_cost.py's
-    given_back_us and without_sleep, over arrays)."""
-    before, after, busy, wakes, cap = (np.array([r[side][i] if r[side][i] is not None
-                                                 else np.inf for r in rows], dtype=float)
-                                       for i in range(5))
-    tps = np.array([r["tps"] for r in rows], dtype=float)
-    b = np.minimum(busy, cap)
-    cost = np.where(busy > 0, p["wake_us"] * wakes
-                    + p["cores"] * np.power(b, p["growth"]) / tps * 1e6, 0.0)
-    return np.log(np.maximum(before * p["floor"], before - cost) / after)
+    """log(predicted / measured) of the CPU after the change, per cell."""
+    e = []
+    for r in rows:
+        before, after, busy, wakes, cap = r[side]
+        cost = given_back_us(busy, r["tps"], p["wake_us"], p["cores"], p["growth"],
+                             busy_cap=cap, wakes_per_commit=wakes)
+        e.append(math.log(without_sleep(before, cost, p["floor"]) / after))
+    return np.array(e)
 
 
 def fit(rows: list[dict], side: str, grid: dict) -> dict:
