@@ -473,17 +473,12 @@ def test_range_variants_keep_or_drop_the_sleeping_commits_cpu():
     opt.validate()
     pess.validate()
     # a lone connection's floor at the quartiles of the days it was measured on
-    from innoflush.advisor.round_trip import (
-        STATEMENT_ROUND_TRIPS,
-        STATEMENT_ROUND_TRIPS_QUARTILES,
-    )
+    from innoflush.advisor.round_trip import FLOOR_QUARTILES
     lone = replace(wl, connections=1, round_trip_floor_us=230.0)
     lo, hi = (_variant(lone, *v).round_trip_floor_us for v in SPREAD)
     assert lo < 230.0 < hi
-    assert lo == pytest.approx(230.0 * STATEMENT_ROUND_TRIPS_QUARTILES[0]
-                               / STATEMENT_ROUND_TRIPS)
-    assert hi == pytest.approx(230.0 * STATEMENT_ROUND_TRIPS_QUARTILES[1]
-                               / STATEMENT_ROUND_TRIPS)
+    assert lo == pytest.approx(230.0 * FLOOR_QUARTILES[0])
+    assert hi == pytest.approx(230.0 * FLOOR_QUARTILES[1])
     assert _variant(wl, *SPREAD[1]).round_trip_floor_us == 0.0   # no floor, none added
 
 
@@ -495,14 +490,19 @@ def _handoff(free: float, pinned: float) -> dict:
 
 
 def test_a_slow_hand_off_gives_a_lone_connection_a_floor():
-    from innoflush.advisor.round_trip import RATIO_MIN, STATEMENT_ROUND_TRIPS
+    from innoflush.advisor.round_trip import HANDOFF_ROUND_TRIPS, RATIO_MIN
     ev = _ev_with_cpu(300.0, inside=3200.0, wait=3000.0)
     ev.connections = Input(1.0, "measured", "test")
     ev.handoff = _handoff(80.0, 32.0)             # wake-ups make the round trip
     wl, inputs, _, _ = measured_workload(ev, _observed(), True)
-    assert wl.round_trip_floor_us == pytest.approx(STATEMENT_ROUND_TRIPS * 80.0)
+    # the statement's own CPU (the sleep's cost out) and the hand-offs beside it
+    per_statement = wl.cpu_us_per_trx / wl.statements_per_trx
+    assert per_statement > 0
+    assert wl.round_trip_floor_us == pytest.approx(per_statement + HANDOFF_ROUND_TRIPS * 80.0,
+                                                   abs=0.1)
     assert inputs["round_trip_floor_us"]["source"] == "measured"
     assert "80 µs" in inputs["round_trip_floor_us"]["detail"]
+    assert f"{per_statement:.0f} µs of server CPU" in inputs["round_trip_floor_us"]["detail"]
     # a host whose idle cores wake at once: no floor, and the input says why
     ev.handoff = _handoff(RATIO_MIN * 30.0 * 0.9, 30.0)
     wl, inputs, _, _ = measured_workload(ev, _observed(), True)
@@ -519,6 +519,21 @@ def test_a_slow_hand_off_gives_a_lone_connection_a_floor():
     ev.handoff = _handoff(80.0, 32.0)
     wl, _, _, _ = measured_workload(ev, _observed(), True)
     assert wl.round_trip_floor_us == 0.0
+
+
+def test_a_statement_with_more_cpu_has_a_higher_floor():
+    # a write_only statement (36 µs of CPU) and an insert (79) on the same day's probe:
+    # the floor is the statement's CPU and the hand-offs, not a multiple of the probe
+    from innoflush.advisor.round_trip import HANDOFF_ROUND_TRIPS, round_trip_floor
+    h = _handoff(65.0, 28.0)
+    light, _ = round_trip_floor(h, 1, "", 36.0)
+    heavy, _ = round_trip_floor(h, 1, "", 79.0)
+    assert heavy - light == pytest.approx(43.0, abs=0.2)
+    assert light == pytest.approx(36.0 + HANDOFF_ROUND_TRIPS * 65.0, abs=0.1)
+    # a negative CPU (a fit that took more out than it measured) never lowers the floor
+    assert round_trip_floor(h, 1, "", -5.0)[0] == pytest.approx(HANDOFF_ROUND_TRIPS * 65.0,
+                                                                abs=0.1)
+    assert round_trip_floor(h, 4, "", 79.0)[0] == 0.0
 
 
 def test_the_hand_off_probe_survives_a_report_round_trip():

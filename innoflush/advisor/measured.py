@@ -256,7 +256,7 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
                          "detail": "how much transactions differ is not shown by the server; "
                          "the lab's calibrations measured 0.28-0.5 for inserts"}
     floor, inputs["round_trip_floor_us"] = round_trip_floor(ev.handoff, conns,
-                                                            ev.handoff_note)
+                                                            ev.handoff_note, cpu / stmts)
     wl = replace(base, connections=conns, cpu_us_per_trx=round(cpu, 3),
                  commit_cpu_us=round(commit_cpu, 3), sleep_cpu_us=round(sleep_cpu, 3),
                  client_us_per_trx=round(outside, 3),

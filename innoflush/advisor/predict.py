@@ -32,13 +32,12 @@ from ..simulator.flavors import PAGE_BYTES, get_flavor
 from ..simulator.redo import capacity_points
 from .error_bands import tps_interval
 from .fit import Fit
-from .round_trip import STATEMENT_ROUND_TRIPS, STATEMENT_ROUND_TRIPS_QUARTILES
+from .round_trip import FLOOR_QUARTILES
 from .rules import Finding
 
 # (cpu factor, client time factor, the sleeping commit's CPU stays with every commit,
 # round-trip floor factor) of the optimistic and the pessimistic variant
-_Q1, _Q3 = (q / STATEMENT_ROUND_TRIPS for q in STATEMENT_ROUND_TRIPS_QUARTILES)
-SPREAD = ((0.9, 0.95, False, _Q1), (1.05, 1.05, True, _Q3))
+SPREAD = ((0.9, 0.95, False, FLOOR_QUARTILES[0]), (1.05, 1.05, True, FLOOR_QUARTILES[1]))
 # a settled run covers a few of the page cleaner's one-second passes
 SETTLED_MIN_S = 3.0
 

@@ -16,15 +16,26 @@ The probe measures the same hand-off with two processes: a round trip free to cr
 cores, and the same round trip with both pinned to one core, where no idle core is ever
 woken (the median round trip of each, live/handoff.py). Where the free one costs
 RATIO_MIN times the pinned one or more, wake-ups are what the round trip is made of, and
-a statement takes at least STATEMENT_ROUND_TRIPS probe round trips. First fitted on 24
-pairs (the probe on the idle host, then sysbench `oltp_insert`, `oltp_write_only` and
+a statement takes at least its own CPU plus HANDOFF_ROUND_TRIPS probe round trips.
+
+How that floor was fitted. First as a multiple of the round trip alone: on 24 pairs (the
+probe on the idle host, then sysbench `oltp_insert`, `oltp_write_only` and
 `oltp_read_write` at one thread and trx_commit=2, 4 s each, eight rounds, 2026-11-27 on
-such a VM): a statement's time over the probe's round trip 1.7-5.8, median 2.96, the
-probe 65-109 µs (×2.2-3.7 the pinned one). Then on the 122 after runs of lab validate's
+such a VM) a statement's time over the probe's round trip was 1.7-5.8, median 2.96, the
+probe 65-109 µs (×2.2-3.7 the pinned one); on the 122 after runs of lab validate's
 one-connection trx_commit 1→2 cells with a floor, eleven runs over two days
-(2026-11-27/28; docs/validation.md, "The files a pass syncs"): median 2.28, quartiles
-1.84-2.96, the probe 50-115 µs; the days differ (1.3-2.4 on the 28th's evening, 2-5.4
-before). Under a load that keeps the cores awake the
+(2026-11-27/28), median 2.28, quartiles 1.84-2.96. That multiple left out the statement's
+own work: a `write_only` statement took 1.74 probe round trips, an insert 2.26 (medians),
+and on a slow day the server's CPU per statement doubled with the round trip. Since
+2026-11-29 the floor is the statement's CPU as advise measured it (the sleep's cost taken
+out, advisor/sleep_cost.py) plus 1.2 round trips: over the 74 predicted one-connection
+trx_commit 1→2 cells with a floor in 18 runs of 2026-11-27..29, each run left out in turn
+with the constant chosen on the others, the predicted change was within ×/÷1.3 of the
+measured one in 49 cells, against 41 for the best multiple of the round trip alone and 40
+for the 2.3 it replaced (docs/validation.md, "A lone connection's statement is its CPU and
+a hand-off").
+
+Under a load that keeps the cores awake the
 probe reads as it does pinned (a one-thread insert load at trx_commit=1 on the local
 disk: 25-36 µs against 23-40 pinned) and no floor is set, the model pricing as before: a
 limitation, since that load's after-run is a ping-pong on idle cores all the same (on
@@ -38,17 +49,20 @@ and more).
 
 from __future__ import annotations
 
-STATEMENT_ROUND_TRIPS = 2.3   # probe round trips per statement (median of 122 pairs: 2.28)
-# their quartiles over those pairs: the days differ more than any one floor carries, so a
+HANDOFF_ROUND_TRIPS = 1.2     # probe round trips a statement takes beyond its own CPU
+# a statement's time over the floor, at the quartiles of those 87 after runs over their
+# median (0.92, 1.27 over 1.07): the days differ more than any one floor carries, so a
 # prediction's range takes the floor at each (advisor/predict.py, SPREAD)
-STATEMENT_ROUND_TRIPS_QUARTILES = (1.84, 2.96)
+FLOOR_QUARTILES = (0.86, 1.18)
 RATIO_MIN = 1.8               # free / pinned round trip from which wake-ups dominate
 
 
-def round_trip_floor(handoff: dict | None, connections: int, note: str
-                     ) -> tuple[float, dict]:
+def round_trip_floor(handoff: dict | None, connections: int, note: str,
+                     statement_cpu_us: float = 0.0) -> tuple[float, dict]:
     """(round_trip_floor_us for the Workload, its input {value, source, detail}) from the
-    probe's result (Handoff.to_dict(); None: not measured, note says why)."""
+    probe's result (Handoff.to_dict(); None: not measured, note says why) and the server's
+    CPU per statement once its commits do not sleep (the workload's cpu_us_per_trx over
+    its statements)."""
     if connections != 1:
         return 0.0, {"value": 0.0, "source": "default", "detail": "not a lone connection: "
                      "the floor concerns one connection going back and forth with its "
@@ -63,13 +77,13 @@ def round_trip_floor(handoff: dict | None, connections: int, note: str
     if ratio < RATIO_MIN:
         return 0.0, {"value": 0.0, "source": "measured", "detail": f"{probe}; under "
                      f"×{RATIO_MIN:g}: this host's idle cores wake at once, no floor"}
-    floor = STATEMENT_ROUND_TRIPS * rt
+    cpu = max(0.0, statement_cpu_us)
+    floor = cpu + HANDOFF_ROUND_TRIPS * rt
     return round(floor, 1), {
         "value": round(floor, 1), "source": "measured", "detail": f"{probe}: its idle "
         f"cores wake slowly, and a statement of a lone connection whose commits do not "
-        f"sleep takes at least {STATEMENT_ROUND_TRIPS:g} such round trips "
-        "(advisor/round_trip.py)"}
+        f"sleep takes at least its {cpu:.0f} µs of server CPU and {HANDOFF_ROUND_TRIPS:g} "
+        "such round trips (advisor/round_trip.py)"}
 
 
-__all__ = ["RATIO_MIN", "STATEMENT_ROUND_TRIPS", "STATEMENT_ROUND_TRIPS_QUARTILES",
-           "round_trip_floor"]
+__all__ = ["FLOOR_QUARTILES", "HANDOFF_ROUND_TRIPS", "RATIO_MIN", "round_trip_floor"]
