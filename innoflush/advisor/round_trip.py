@@ -50,9 +50,10 @@ and more).
 from __future__ import annotations
 
 HANDOFF_ROUND_TRIPS = 1.2     # probe round trips a statement takes beyond its own CPU
-# a statement's time over the floor, at the quartiles of those 87 after runs over their
-# median (0.92, 1.27 over 1.07): the days differ more than any one floor carries, so a
-# prediction's range takes the floor at each (advisor/predict.py, SPREAD)
+# a statement's time over the floor at the quartiles of the 87 one-connection after runs
+# with a floor (2026-11-27..29, the 74 predicted cells and those advise declined), over
+# their median (0.92, 1.27 over 1.07): the days differ more than any one floor carries,
+# so a prediction's range takes the floor at each (advisor/predict.py, SPREAD)
 FLOOR_QUARTILES = (0.86, 1.18)
 RATIO_MIN = 1.8               # free / pinned round trip from which wake-ups dominate
 
