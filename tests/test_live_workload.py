@@ -562,8 +562,9 @@ def test_the_text_report_shows_the_hand_off_probe():
 
 
 def test_the_sleep_cost_fit_prices_as_the_advisor_does():
-    # scripts/sleep_cost_fit.py prices every cell over arrays; its figures must be the ones
-    # the advisor uses, or the constants it prints are fitted to another formula
+    # scripts/sleep_cost_fit.py prices every cell through sleep_cost's own functions; its
+    # figures must be the ones the advisor uses, or the constants it prints are fitted to
+    # another formula
     fit = load_script("sleep_cost_fit")
     p = {"wake_us": sc.SYNC_WAKE_US, "cores": sc.SLEEP_CORES, "growth": sc.SLEEP_GROWTH,
          "floor": sc.FLOOR_SHARE}

@@ -59,7 +59,7 @@ RATIO_MIN = 1.8               # free / pinned round trip from which wake-ups dom
 
 
 def round_trip_floor(handoff: dict | None, connections: int, note: str,
-                     statement_cpu_us: float = 0.0) -> tuple[float, dict]:
+                     statement_cpu_us: float) -> tuple[float, dict]:
     """(round_trip_floor_us for the Workload, its input {value, source, detail}) from the
     probe's result (Handoff.to_dict(); None: not measured, note says why) and the server's
     CPU per statement once its commits do not sleep (the workload's cpu_us_per_trx over
