@@ -244,9 +244,9 @@ def test_a_sleeping_commits_cpu_comes_off_without_a_sync():
     ev.commits_per_s = 300.0
     wl, inputs, _, _ = measured_workload(ev, _observed(), True)
     # 0.9 commits asleep, syncs not counted (one a commit): 60 + 0.07 x 0.9 cores / 300
-    # commits/s = 270 µs, of 300 measured, so the transaction keeps its floor, 30 % of it
+    # commits/s = 270 µs, of 300 measured, so the transaction keeps its floor, 25 % of it
     assert server_sleep_cost_us(3000.0, 300.0) == pytest.approx(270.0, abs=0.1)
-    assert wl.cpu_us_per_trx == pytest.approx(90.0)
+    assert wl.cpu_us_per_trx == pytest.approx(75.0)
     assert wl.cpu_us_per_trx_sleeping == pytest.approx(200.0)   # the statements' part
     assert wl.sleep_cpu_us == pytest.approx(100.0)
     assert "sleep_cost.py" in inputs["cpu_us_per_trx"]["detail"]
@@ -290,7 +290,8 @@ def test_the_sleep_cost_is_a_rate_not_a_factor():
     assert server_sleep_cost_us(3000.0, 0.0) == 0.0
     assert client_sleep_cost_us(0.0, 300.0) == 0.0
     # never below the floor
-    assert without_sleep(100.0, 1e6) == pytest.approx(30.0)
+    assert without_sleep(100.0, 1e6) == pytest.approx(100.0 * sc.FLOOR_SHARE)
+    assert sc.FLOOR_SHARE == pytest.approx(0.25)
 
 
 def test_missing_inputs_are_named():
