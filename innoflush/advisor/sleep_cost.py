@@ -53,13 +53,14 @@ SLEEP_GROWTH = 1.0        # ... and how it grows with the commits asleep at once
 CLIENT_CORES = 0.015      # the clients' rate, by the transactions inside the server
 CLIENT_GROWTH = 0.6
 # whatever the rate says, a transaction keeps this share of the CPU it was measured at.
-# It binds on inserts with long sleeps (103 trx_commit cells of 2026-11-25..29, nearly all
-# `oltp_insert` on the two slow devices), whose connection threads kept 0.25-0.27 of their
-# CPU (medians); it was 0.3, the CPU fit's choice by a hair (mean |log error| 0.1806
-# against 0.1811 over 481 cells, within 15 % in 251 against 256), which priced the
-# Samsung's 4-thread inserts at 0.54-0.76 of their measured change run after run; at
-# 0.25 the predicted change came within ×/÷1.3 in 73 of those 102 cells against 68 (4
-# threads on the Samsung 12 of 17 against 6), the median predicted/measured ×1.00 (×0.97)
+# It binds on inserts with long sleeps (48 of the 481 trx_commit cells of 2026-11-25..29,
+# `oltp_insert` on the two slow devices), whose connection threads kept 0.25-0.35 of their
+# CPU (medians by device and threads). It was 0.3, the CPU fit's choice by a hair (mean
+# |log error| 0.1806 against 0.1811), which priced the Samsung's 4-thread inserts at
+# 0.50-0.76 of their measured change on 14 of 16 runs. At 0.25, over the 102 predicted
+# cells where this floor or the clients' binds, the predicted change came within ×/÷1.3 in
+# 73 against 68 (the Samsung's 4-thread inserts 12 of 16 against 6), the median
+# predicted/measured ×1.00 (×0.97) (docs/validation.md, "A sleeping commit's CPU floor")
 FLOOR_SHARE = 0.25
 CLIENT_FLOOR_SHARE = 0.5
 
