@@ -27,11 +27,11 @@ sys.path.insert(0, str(ROOT))
 from innoflush.advisor.sleep_cost import given_back_us, without_sleep  # noqa: E402
 from innoflush.lab.refit import read_validation  # noqa: E402
 
-# linear below the cap: a free exponent takes 1.3 on every cell and holds worse with a
-# run left out (within 15 % in 215 of 427, against 222)
-# the floor share is printed but not taken from here: on the CPU 0.25 and 0.3 tie (mean
-# |log error| 0.1811 against 0.1806 over 481 cells), and the predicted change, the figure
-# that matters, chose 0.25 (sleep_cost.py, FLOOR_SHARE)
+# growth: linear below the cap; a free exponent takes 1.3 on every cell and holds worse
+# with a run left out (within 15 % in 215 of 427, against 222).
+# floor: printed, not taken from here; on the CPU 0.25 and 0.3 tie (mean |log error|
+# 0.1811 against 0.1806 over 481 cells), and the predicted change, the figure that
+# matters, chose 0.25 (sleep_cost.py, FLOOR_SHARE)
 SERVER_GRID = {"wake_us": np.arange(0, 121, 10), "cores": np.arange(0.03, 0.12, 0.005),
                "growth": (1.0,), "floor": (0.2, 0.25, 0.3)}
 CLIENT_GRID = {"wake_us": (0.0,), "cores": np.arange(0.0, 0.05, 0.0025),
