@@ -244,9 +244,11 @@ def test_a_sleeping_commits_cpu_comes_off_without_a_sync():
     ev.commits_per_s = 300.0
     wl, inputs, _, _ = measured_workload(ev, _observed(), True)
     # 0.9 commits asleep, syncs not counted (one a commit): 60 + 0.07 x 0.9 cores / 300
-    # commits/s = 270 µs, of 300 measured, so the transaction keeps its floor, 25 % of it
+    # commits/s = 270 µs, of 300 measured, so the transaction keeps its floor: at a 3-ms
+    # commit wait 0.49 - 0.06 ln 30 = 28.6 % of it
     assert server_sleep_cost_us(3000.0, 300.0) == pytest.approx(270.0, abs=0.1)
-    assert wl.cpu_us_per_trx == pytest.approx(75.0)
+    assert sc.floor_share(3000.0) == pytest.approx(0.2859, abs=1e-4)
+    assert wl.cpu_us_per_trx == pytest.approx(300.0 * sc.floor_share(3000.0), abs=1e-3)
     assert wl.cpu_us_per_trx_sleeping == pytest.approx(200.0)   # the statements' part
     assert wl.sleep_cpu_us == pytest.approx(100.0)
     assert "sleep_cost.py" in inputs["cpu_us_per_trx"]["detail"]
@@ -271,8 +273,8 @@ def test_a_sleeping_commits_cpu_comes_off_without_a_sync():
 
 def test_the_sleep_cost_is_a_rate_not_a_factor():
     # the same wait and commit rate: the same CPU given back, whatever the transaction costs
-    small = without_sleep(500.0, server_sleep_cost_us(3000.0, 300.0))
-    large = without_sleep(2000.0, server_sleep_cost_us(3000.0, 300.0))
+    small = without_sleep(500.0, server_sleep_cost_us(3000.0, 300.0), 0.25)
+    large = without_sleep(2000.0, server_sleep_cost_us(3000.0, 300.0), 0.25)
     assert 2000.0 - large == pytest.approx(500.0 - small)
     # more asleep at once, more — up to as many as the host has cores
     assert server_sleep_cost_us(6000.0, 300.0, cpu_cores=2) > server_sleep_cost_us(
@@ -289,9 +291,12 @@ def test_the_sleep_cost_is_a_rate_not_a_factor():
     assert server_sleep_cost_us(0.0, 300.0) == 0.0
     assert server_sleep_cost_us(3000.0, 0.0) == 0.0
     assert client_sleep_cost_us(0.0, 300.0) == 0.0
-    # never below the floor
-    assert without_sleep(100.0, 1e6) == pytest.approx(100.0 * sc.FLOOR_SHARE)
-    assert sc.FLOOR_SHARE == pytest.approx(0.25)
+    # never below the floor, which is lower the longer the commits slept
+    assert without_sleep(100.0, 1e6, 0.3) == pytest.approx(30.0)
+    assert sc.floor_share(50.0) == sc.floor_share(100.0) == pytest.approx(0.49)
+    assert sc.floor_share(340.0) == pytest.approx(0.417, abs=1e-3)
+    assert sc.floor_share(6400.0) == pytest.approx(0.240, abs=1e-3)
+    assert sc.floor_share(1e9) == pytest.approx(sc.FLOOR_SHARE_MIN)
 
 
 def test_missing_inputs_are_named():
@@ -568,7 +573,7 @@ def test_the_sleep_cost_fit_prices_as_the_advisor_does():
     # another formula
     fit = load_script("sleep_cost_fit")
     p = {"wake_us": sc.SYNC_WAKE_US, "cores": sc.SLEEP_CORES, "growth": sc.SLEEP_GROWTH,
-         "floor": sc.FLOOR_SHARE}
+         "floor_at": sc.FLOOR_SHARE_AT, "floor_fall": sc.FLOOR_SHARE_FALL}
     # (before µs, after µs, commits asleep, syncs per commit, cores; commits/s)
     cells = [((300.0, 150.0, 0.9, 1.0, 2.0), 300.0),    # one connection, below the cap
              ((120.0, 80.0, 9.0, 0.25, 2.0), 3000.0),   # past the cap, 4 commits a sync
@@ -578,4 +583,5 @@ def test_the_sleep_cost_fit_prices_as_the_advisor_does():
     for (cell, tps), e in zip(cells, got, strict=True):
         before, after, busy, wakes, cores = cell
         cost = server_sleep_cost_us(busy / tps * 1e6, tps, wakes * tps, cores)
-        assert e == pytest.approx(math.log(without_sleep(before, cost) / after))
+        share = sc.floor_share(busy / tps * 1e6)
+        assert e == pytest.approx(math.log(without_sleep(before, cost, share) / after))

@@ -24,6 +24,7 @@ from .round_trip import round_trip_floor
 from .sleep_cost import (
     CLIENT_FLOOR_SHARE,
     client_sleep_cost_us,
+    floor_share,
     server_sleep_cost_us,
     without_sleep,
 )
@@ -165,7 +166,7 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
     cpu_sleeping = 0.0
     if cost > overlap:
         cpu_sleeping = cpu
-        cpu = min(cpu, without_sleep(conn_cpu, cost))
+        cpu = min(cpu, without_sleep(conn_cpu, cost, floor_share(wait)))
         inputs["cpu_us_per_trx"]["detail"] += (
             f"; less {cpu_sleeping - cpu:.0f} µs a commit's sleep costs ({cost:.0f} "
             f"at a {wait:.0f}-µs commit wait and {ev.commits_per_s:.0f} commits/s, "
