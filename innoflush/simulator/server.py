@@ -53,10 +53,11 @@ class Server:
         self.device = Device(env, profile, self.rng, queue_depth)
         self.cpu = Semaphore(env, config.cpu_cores)
         self.server_cpu = self.cpu
+        # every commit sleeps on a sync: the redo's (trx_commit=1) or the binlog's
+        self.commits_sleep = (config.innodb_flush_log_at_trx_commit == 1
+                              or (config.log_bin and config.sync_binlog > 0))
         io_cores = config.io_completion_cores
-        if (io_cores and io_cores < config.cpu_cores
-                and (config.innodb_flush_log_at_trx_commit == 1
-                     or (config.log_bin and config.sync_binlog > 0))):
+        if io_cores and io_cores < config.cpu_cores and self.commits_sleep:
             # Every commit sleeps on a device completion, and the woken thread runs where
             # the interrupt was taken (wake-affine); the scheduler then leaves these
             # cache-hot threads there: the server's connection threads share the
@@ -113,7 +114,7 @@ class Server:
         # the heap cannot tell whether a slice that ends this instant has let go of its
         # core yet, the semaphore can
         idle_wire = (wl.client_us_per_trx > wl.client_cpu_us_per_trx
-                     and not (self.trx_commit == 1 or (cfg.log_bin and cfg.sync_binlog > 0)))
+                     and not self.commits_sleep)
         if (self.server_cpu is not self.cpu or hold or idle_wire or wl.connections < 2
                 or wl.client_cpu_us_per_trx or wl.client_cpu_us_per_trx_sleeping
                 or wl.sync_cpu_us or wl.sync_side_cpu_us or wl.sleep_cpu_us
@@ -278,7 +279,7 @@ class Server:
         log_bin = self.config.log_bin
         trx_commit = self.trx_commit
         cpu_us, client_cpu_us = wl.cpu_us_per_trx, wl.client_cpu_us_per_trx
-        sleeps = trx_commit == 1 or (log_bin and self.config.sync_binlog > 0)
+        sleeps = self.commits_sleep
         if sleeps:
             # every commit sleeps on a sync: the threads go idle and are woken each
             # time, which costs what one connection's transactions cost
