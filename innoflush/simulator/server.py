@@ -321,7 +321,6 @@ class Server:
         m = 1.0
         held: Semaphore | None = None
         slots = self.cpu_slots
-        host_cpu = self.cpu
         lone = self.lone_connection and client_s > 0 and cpu_s > 0
         # With completion cores apart, only the statement that commits runs there (its
         # sleep on the sync ends on the completion interrupt's core, and perf sched saw
@@ -355,7 +354,8 @@ class Server:
                     # run queue, the core queue below (sysbench's 4-thread insert after
                     # trx_commit 1->2: cores 91 % busy, 26,546/s where the wire kept
                     # allowed 18,600; docs/validation.md, "The wire paid on an idle core")
-                    if sleeps or server_cpu.free or host_cpu.free:
+                    # (where commits do not sleep the cores are one pool: server_cpu)
+                    if sleeps or server_cpu.free:
                         ev = env.pass_time(env._now + wire)
                         if ev is not None:
                             yield ev
