@@ -195,11 +195,11 @@ def test_fifo_cpu_slots_give_the_semaphores_schedule(flavor, trx_commit, log_bin
     wl = Workload(connections=conns, work_cv=0.4, statements_per_trx=3)
     from innoflush.simulator.server import Server
 
-    sleeps = trx_commit == 1 or (log_bin and cfg.sync_binlog > 0)
-    used = Server(cfg, wl, plp_ssd(), seed=3).cpu_slots is not None
+    server = Server(cfg, wl, plp_ssd(), seed=3)
+    used = server.cpu_slots is not None
     # where commits do not sleep a wire is paid on an idle core only, which the heap
     # cannot tell on a tie: there it runs on a workload without a wire
-    if not sleeps:
+    if not server.commits_sleep:
         assert not used
         wl = replace(wl, client_us_per_trx=0.0)
         used = Server(cfg, wl, plp_ssd(), seed=3).cpu_slots is not None
