@@ -74,9 +74,10 @@ def rows_of(paths: list[Path]) -> list[dict]:
     """One row per one-connection trx-commit cell whose advise report has the probe:
     the after run's µs per statement, the model's CPU per statement (advise's fit of the
     before run: the sleep's cost taken out), the probe's round trip."""
+    reports = [(path, read_validation(path)) for path in paths]
     out = []
-    for path in paths:
-        for dev in read_validation(path).get("devices", []):
+    for path, report in reports:
+        for dev in report.get("devices", []):
             for c in dev.get("cells", []):
                 rep = c.get("advise_report") or {}
                 w = rep.get("workload") or {}
@@ -98,17 +99,17 @@ def rows_of(paths: list[Path]) -> list[dict]:
                             "statement_us": 1e6 / c["after"]["tps"] / stm,
                             "cpu_us": wl.cpu_us_per_trx / stm, "rt_cell": h["round_trip_us"],
                             "measured_ratio": c["measured_ratio"]})
-    speed = host_speed(paths)
+    speed = host_speed(reports)
     return [dict(r, host_speed=speed.get(r["run"])) for r in with_pooled_probes(out)]
 
 
-def host_speed(paths: list[Path]) -> dict[str, float]:
+def host_speed(reports: list[tuple[Path, dict]]) -> dict[str, float]:
     """A run's host speed after the fact (advise cannot have it): the median over its 4-
     and 16-thread trx-commit cells of the after run's server CPU a statement over the same
-    cell's median across the runs."""
+    cell's median across the runs. reports: (path, the report read)."""
     cells = []
-    for path in paths:
-        for dev in read_validation(path).get("devices", []):
+    for path, report in reports:
+        for dev in report.get("devices", []):
             for c in dev.get("cells", []):
                 w = (c.get("advise_report") or {}).get("workload") or {}
                 stm = (w.get("statements_per_trx") or {}).get("value")

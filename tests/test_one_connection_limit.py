@@ -48,21 +48,19 @@ def test_the_cell_history_baseline_prices_a_cell_by_its_other_runs():
     assert mod.cell_history(rows) == (3, 3)
 
 
-def test_the_host_speed_is_a_runs_median_cpu_over_each_cells_median(tmp_path):
-    import json
+def test_the_host_speed_is_a_runs_median_cpu_over_each_cells_median():
+    from pathlib import Path
 
     def cell(conns: int, cpu: float, workload: str = "insert") -> dict:
         return {"change": "trx-commit", "device": "d", "workload": workload,
                 "connections": conns, "after": {"server_cpu_us_per_trx": cpu},
                 "advise_report": {"workload": {"statements_per_trx": {"value": 2}}}}
 
-    paths = []
+    reports = []
     # run a at 100 µs, b at 200 (the cells' median 150 each); one-thread cells do not count
     for name, cpus in (("a", (100, 100, 9999)), ("b", (200, 200, 1))):
-        p = tmp_path / f"sysbench-{name}.json"
-        p.write_text(json.dumps({"devices": [{"cells": [
+        reports.append((Path(f"sysbench-{name}.json"), {"devices": [{"cells": [
             cell(4, cpus[0]), cell(16, cpus[1], "write_only"), cell(1, cpus[2])]}]}))
-        paths.append(p)
-    speed = mod.host_speed(paths)
+    speed = mod.host_speed(reports)
     assert math.isclose(speed["sysbench-a.json"], 100 / 150)
     assert math.isclose(speed["sysbench-b.json"], 200 / 150)
