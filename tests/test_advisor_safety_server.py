@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from innoflush.cli import main
+from innoflush.lab.ctrl_c import StartInterrupts
 from innoflush.lab.local import ServerOptions
 from innoflush.live import sampling
 
@@ -36,8 +37,9 @@ def restart(server) -> None:
     """Stop the server and start it again on the same datadir and port (LocalServer.start
     wants a fresh datadir)."""
     server._terminate()
-    server._launch()
-    server._wait_ready()
+    with StartInterrupts() as interrupts:
+        server._launch(interrupts)
+        server._wait_ready(interrupts)
 
 
 def sql(server, *statements: str) -> list:

@@ -34,7 +34,6 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import ssl
 import time
 from pathlib import Path, PurePosixPath
@@ -42,6 +41,7 @@ from pathlib import Path, PurePosixPath
 import docker
 import pymysql
 
+from .ctrl_c import StartInterrupts
 from .local import ServerError, ServerOptions, free_port, port_in_use
 
 OFFLINE_IMAGE = "innoflush/mariadb:10.11-offline"   # docker/build-offline-image.sh
@@ -155,22 +155,6 @@ def image_facts(image_obj, image: str) -> tuple[str, tuple[int, ...]]:
     flavor = "mariadb" if "mariadb" in names else "mysql"
     tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else ""
     return flavor, _parse_version(tag)
-
-
-@contextlib.contextmanager
-def _sigint_deferred():
-    """Ctrl-C waits until the block ends: a container is created and started in one piece,
-    so stop() always knows about it (an interrupt inside the create call could leave one
-    created after we stopped looking). The block is bounded by the API timeout."""
-    try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    except (AttributeError, OSError, ValueError):
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _tail_text(text: str, lines: int) -> str:
@@ -344,40 +328,46 @@ class DockerServer:
         if self.requested_port is not None and port_in_use(self.requested_port, self.HOST):
             raise DockerServerError(f"port {self.requested_port} on {self.HOST} is in use: "
                                     "choose another port or leave it out to get a free one")
-        try:
-            attempts = 1 if self.requested_port is not None else 3
-            for attempt in range(attempts):
-                if self.requested_port is None:
-                    self.port = free_port(self.HOST)
-                try:
-                    self._launch(client)
-                    self._wait_ready()
-                    return self
-                except DockerServerError:
-                    log = self.error_log_tail(40).lower()
-                    in_use = "already in use" in log or "bind on tcp/ip port" in log
-                    if not in_use or attempt == attempts - 1:
-                        if in_use:
-                            raise DockerServerError(
-                                f"port {self.port} on {self.HOST} is in use (server log: "
-                                f"{self.error_log_tail(5)})") from None
-                        raise
-                    self._remove_container()
-                    for p in self.datadir.iterdir():   # a fresh datadir for the next try
-                        shutil.rmtree(p) if p.is_dir() else p.unlink()
-        except BaseException:
-            self.stop()
-            raise
+        with StartInterrupts() as interrupts:
+            try:
+                self._start_attempts(client, interrupts)
+            except BaseException:
+                self.stop()
+                raise
         return self
 
-    def _launch(self, client) -> None:
+    def _start_attempts(self, client, interrupts: StartInterrupts) -> None:
+        attempts = 1 if self.requested_port is not None else 3
+        for attempt in range(attempts):
+            if self.requested_port is None:
+                self.port = free_port(self.HOST)
+            try:
+                self._launch(client, interrupts)
+                self._wait_ready(interrupts)
+                interrupts.check()
+                return
+            except DockerServerError:
+                log = self.error_log_tail(40).lower()
+                in_use = "already in use" in log or "bind on tcp/ip port" in log
+                if not in_use or attempt == attempts - 1:
+                    if in_use:
+                        raise DockerServerError(
+                            f"port {self.port} on {self.HOST} is in use (server log: "
+                            f"{self.error_log_tail(5)})") from None
+                    raise
+                self._remove_container()
+                for p in self.datadir.iterdir():   # a fresh datadir for the next try
+                    shutil.rmtree(p) if p.is_dir() else p.unlink()
+
+    def _launch(self, client, interrupts: StartInterrupts) -> None:
         labels = {LABEL: LABEL_VALUE, f"{LABEL}.workdir": str(self.workdir),
                   f"{LABEL}.port": str(self.port), f"{LABEL}.pid": str(os.getpid())}
         kwargs = {}
         if self.user is not None:
             kwargs["user"] = self.user
         try:
-            with _sigint_deferred():
+            # deferred: created and assigned in one piece, so stop() knows about it
+            with interrupts.deferred():
                 self.container = client.containers.run(
                     self.image, command=self.server_args(), environment=self._environment(),
                     network_mode="host", name=self.name, labels=labels, detach=True,
@@ -392,10 +382,11 @@ class DockerServer:
                                     f"starting {self.image}: {_engine_reason(exc)}") from None
         self.container_id = self.container.id
 
-    def _wait_ready(self) -> None:
+    def _wait_ready(self, interrupts: StartInterrupts) -> None:
         deadline = time.monotonic() + self.start_timeout_s
         last = ""
         while time.monotonic() < deadline:
+            interrupts.check()
             try:
                 self.container.reload()
             except Exception as exc:  # noqa: BLE001

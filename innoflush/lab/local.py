@@ -32,6 +32,7 @@ from pathlib import Path
 import pymysql
 
 from ..errors import InnoflushError
+from .ctrl_c import StartInterrupts
 
 SERVER_NAMES = ("mariadbd", "mysqld")
 SEARCH_DIRS = ("/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin", "/usr/libexec")
@@ -339,47 +340,55 @@ class LocalServer:
         if self.requested_port is not None and port_in_use(self.requested_port, self.HOST):
             raise ServerError(f"port {self.requested_port} on {self.HOST} is in use: choose "
                               "another port or leave it out to get a free one")
-        try:
-            if self.datadir_from is not None:
-                self._copy_datadir()
-            else:
-                self.initialize()
-            attempts = 1 if self.requested_port is not None else 3
-            for attempt in range(attempts):
-                if self.requested_port is None:
-                    self.port = free_port(self.HOST)
-                try:
-                    self._launch()
-                    self._wait_ready()
-                    return self
-                except _StartFailed as exc:
-                    in_use = "already in use" in tail(self.error_log, 40).lower()
-                    self._terminate()
-                    if not in_use or attempt == attempts - 1:
-                        what = f"port {self.port} on {self.HOST} is in use" if in_use \
-                            else str(exc)
-                        raise ServerError(start_failure(what, self.error_log)) from None
-        except BaseException:
-            self.stop()
-            raise
+        with StartInterrupts() as interrupts:
+            try:
+                if self.datadir_from is not None:
+                    self._copy_datadir()
+                else:
+                    self.initialize()
+                self._start_attempts(interrupts)
+            except BaseException:
+                self.stop()
+                raise
         return self
 
-    def _launch(self) -> None:
+    def _start_attempts(self, interrupts: StartInterrupts) -> None:
+        attempts = 1 if self.requested_port is not None else 3
+        for attempt in range(attempts):
+            if self.requested_port is None:
+                self.port = free_port(self.HOST)
+            try:
+                self._launch(interrupts)
+                self._wait_ready(interrupts)
+                interrupts.check()
+                return
+            except _StartFailed as exc:
+                in_use = "already in use" in tail(self.error_log, 40).lower()
+                self._terminate()
+                if not in_use or attempt == attempts - 1:
+                    what = f"port {self.port} on {self.HOST} is in use" if in_use \
+                        else str(exc)
+                    raise ServerError(start_failure(what, self.error_log)) from None
+
+    def _launch(self, interrupts: StartInterrupts) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.pid_file.unlink()
         self._out = open(self.workdir / "server.out", "ab")  # noqa: SIM115 - closed in stop
         try:
-            self.proc = subprocess.Popen(self.command(), stdout=self._out,
-                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         start_new_session=True,
-                                         env={**os.environ, **self.env} if self.env else None)
+            # deferred: spawned and assigned in one piece, so stop() can terminate it
+            with interrupts.deferred():
+                self.proc = subprocess.Popen(
+                    self.command(), stdout=self._out, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL, start_new_session=True,
+                    env={**os.environ, **self.env} if self.env else None)
         except OSError as exc:
             raise ServerError(f"cannot start {self.binaries.server}: {exc}") from None
 
-    def _wait_ready(self) -> None:
+    def _wait_ready(self, interrupts: StartInterrupts) -> None:
         deadline = time.monotonic() + self.start_timeout_s
         last = ""
         while time.monotonic() < deadline:
+            interrupts.check()
             if self.proc.poll() is not None:
                 raise _StartFailed(f"the server exited with code {self.proc.returncode} "
                                    "while starting")
