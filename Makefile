@@ -8,7 +8,8 @@ BIN := $(VENV)/bin
 # The fast lane: the pure-logic tests (no apt, no servers, no Docker, no long simulations).
 FAST_LANE := not server and not docker and not slow and not browser
 
-.PHONY: demo test test-fast test-suite install install-test system-deps docker-ready lint \
+.PHONY: demo test test-fast test-suite install install-test system-deps server-roots \
+	docker-ready lint \
 	bench docs clean
 
 $(BIN)/python:
@@ -32,13 +33,32 @@ install-test: $(VENV)/.installed-test
 system-deps:
 	bash scripts/install-system-deps.sh
 
-# The lab's Docker tests need an engine and an image: dockerd is started when none answers
-# (scripts/docker-engine.sh: vfs, no bridge, no iptables), and the offline MariaDB image
-# innoflush/mariadb:10.11-offline is built from Debian's packages once — kept on the
-# engine, so later runs skip it (docker rmi it to build it again). Under CI=true a failure
-# here fails the run; elsewhere the Docker tests skip, with a loud reason.
-docker-ready: system-deps
+# MySQL 9.7 (Debian sid) and MariaDB 11.8 (Debian 13) do not run on this host's release:
+# each is installed into a Debian root of its own, once, kept under $(SERVER_ROOTS) — the
+# lab's local backend runs it there in a chroot (`lab run --server-root mysql-9.7`) and
+# its Docker image is made of the same root. Under CI=true a failure fails the run;
+# elsewhere the tests that need them skip, with a loud reason.
+SERVER_ROOTS ?= /var/lib/innoflush/roots
+NEW_SERVERS := mysql-9.7 mariadb-11.8
+server-roots: system-deps
+	@for s in $(NEW_SERVERS); do \
+	  bash docker/build-offline-image.sh --server $$s --keep-root $(SERVER_ROOTS)/$$s \
+	    --root-only --if-missing || { echo "!!! THE $$s SERVER ROOT COULD NOT BE BUILT$$( \
+	      [ "$$CI" = true ] && echo ': CI=true, failing' || echo ': its tests will be skipped')" >&2; \
+	    [ "$$CI" != true ] || exit 1; }; \
+	done
+
+# The lab's Docker tests need an engine and images: dockerd is started when none answers
+# (scripts/docker-engine.sh: vfs, no bridge, no iptables), and the offline images
+# innoflush/mariadb:10.11-offline, innoflush/mysql:9.7-offline and
+# innoflush/mariadb:11.8-offline are built from Debian's packages once (the last two from
+# the roots above) — kept on the engine, so later runs skip them (docker rmi one to build it
+# again). Under CI=true a failure here fails the run; elsewhere the Docker tests skip, with a
+# loud reason.
+docker-ready: server-roots
 	@bash scripts/docker-engine.sh start && bash docker/build-offline-image.sh --if-missing \
+	  && for s in $(NEW_SERVERS); do bash docker/build-offline-image.sh --server $$s \
+	       --keep-root $(SERVER_ROOTS)/$$s --if-missing || exit 1; done \
 	  || { echo "!!! DOCKER IS NOT READY for the lab's Docker tests (see above)$$( \
 	       [ "$$CI" = true ] && echo ': CI=true, failing' || echo ': they will be skipped')" >&2; \
 	       [ "$$CI" != true ]; }

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Entrypoint of the offline MariaDB image (docker/build-offline-image.sh).
+# Entrypoint of the offline MariaDB and MySQL images (docker/build-offline-image.sh).
 #
 # It keeps the contract of the official mariadb/mysql images, so the lab's Docker backend
 # and docker/compose.yaml drive this image and the official ones the same way:
@@ -17,9 +17,10 @@
 #   - started as root, it runs the server as the mysql user (uid 999, as in the official
 #     images) and gives it the datadir; started with `--user UID:GID`, it runs as that
 #     user, and the datadir must be writable by it (files then stay the caller's).
-# The initialisation is done without networking (mariadb-install-db, then one
-# `mariadbd --bootstrap` reading SQL from stdin), so a TCP connection only succeeds once
-# the real server runs. Passwords never appear in a command line or a file.
+# The initialisation is done without networking (MariaDB: mariadb-install-db, then one
+# `mariadbd --bootstrap` reading SQL from stdin; MySQL: `mysqld --initialize-insecure`
+# with the SQL as its --init-file, a pipe), so a TCP connection only succeeds once the
+# real server runs. Passwords never appear in a command line or a file.
 set -eo pipefail
 
 log() { printf '%s [Note] [Entrypoint]: %s\n' "$(date --rfc-3339=seconds)" "$*" >&2; }
@@ -75,7 +76,8 @@ server_config() {
 trap 'exit 143' TERM INT
 
 if [ "${1:0:1}" = '-' ]; then
-  set -- mariadbd "$@"
+  # the image's server: mariadbd in a MariaDB image, mysqld in a MySQL one
+  if command -v mariadbd >/dev/null; then set -- mariadbd "$@"; else set -- mysqld "$@"; fi
 fi
 
 if [ "$1" != mariadbd ] && [ "$1" != mysqld ]; then
@@ -128,28 +130,40 @@ if [ ! -d "$DATADIR/mysql" ]; then
   log "initialising the datadir $DATADIR"
   # the server's own options (InnoDB page and log sizes ...) apply from the start;
   # networking, the binlog and the buffer pool dump do not belong to the initialisation
-  init_opts=("${@:2}" --skip-networking --skip-log-bin --expire-logs-days=0
+  init_opts=("${@:2}" --skip-networking --skip-log-bin
              --loose-innodb-buffer-pool-load-at-startup=0
              --loose-innodb-buffer-pool-dump-at-shutdown=0)
-  if ! out=$(mariadb-install-db --datadir="$DATADIR" "${user_args[@]}" \
-        --auth-root-authentication-method=normal --skip-test-db \
-        --skip-name-resolve --cross-bootstrap "${init_opts[@]}" 2>&1); then
-    # the server's messages, without the advice install-db adds after them
-    printf '%s\n' "$out" | sed '/^Installation of system tables failed/,$d' >&2
-    die "initialising the datadir failed (mariadb-install-db; the server's messages above)"
-  fi
-
   pw=$(sql_escape "$MARIADB_ROOT_PASSWORD")
   root_host=$(sql_escape "$MARIADB_ROOT_HOST")
-  sql="FLUSH PRIVILEGES;
+  if [ "$1" = mysqld ]; then
+    # MySQL: --initialize-insecure creates root@localhost without a password; the
+    # statements of --init-file run right after it, read from a pipe (never a file)
+    sql="ALTER USER 'root'@'localhost' IDENTIFIED BY '$pw';"
+    if [ "$MARIADB_ROOT_HOST" != localhost ]; then
+      sql+="
+CREATE USER 'root'@'$root_host' IDENTIFIED BY '$pw';
+GRANT ALL ON *.* TO 'root'@'$root_host' WITH GRANT OPTION;
+GRANT PROXY ON ''@'' TO 'root'@'$root_host' WITH GRANT OPTION;"
+    fi
+  else
+    if ! out=$(mariadb-install-db --datadir="$DATADIR" "${user_args[@]}" \
+          --auth-root-authentication-method=normal --skip-test-db \
+          --skip-name-resolve --cross-bootstrap "${init_opts[@]}" --expire-logs-days=0 2>&1)
+    then
+      # the server's messages, without the advice install-db adds after them
+      printf '%s\n' "$out" | sed '/^Installation of system tables failed/,$d' >&2
+      die "initialising the datadir failed (mariadb-install-db; the server's messages above)"
+    fi
+    sql="FLUSH PRIVILEGES;
 DELETE FROM mysql.global_priv WHERE User = '' OR (User = 'root' AND Host <> 'localhost');
 FLUSH PRIVILEGES;
 ALTER USER 'root'@'localhost' IDENTIFIED BY '$pw';"
-  if [ "$MARIADB_ROOT_HOST" != localhost ]; then
-    sql+="
+    if [ "$MARIADB_ROOT_HOST" != localhost ]; then
+      sql+="
 CREATE USER 'root'@'$root_host' IDENTIFIED BY '$pw';
 GRANT ALL ON *.* TO 'root'@'$root_host' WITH GRANT OPTION;
 REPLACE INTO mysql.proxies_priv VALUES ('$root_host', 'root', '', '', 1, '', NOW());"
+    fi
   fi
   if [ -n "$MARIADB_DATABASE" ]; then
     sql+="
@@ -166,13 +180,23 @@ GRANT ALL ON \`$(sql_ident "$MARIADB_DATABASE")\`.* TO '$user'@'%';"
   fi
   sql+="
 FLUSH PRIVILEGES;"
+  if [ "$1" = mysqld ]; then
+    # as root it stays root for this one step (then the files are chowned below): a
+    # server that switched to the mysql user may no longer open its own /dev/fd/N
+    init_user=()
+    [ "$(id -u)" = 0 ] && init_user=(--user=root)
+    if ! out=$("$@" "${init_user[@]}" --initialize-insecure "${init_opts[@]}" \
+          --init-file=<(printf '%s\n' "$sql") 2>&1); then
+      printf '%s\n' "$out" >&2
+      die "initialising the datadir failed (mysqld --initialize-insecure; its messages above)"
+    fi
   # one statement a line: --bootstrap reads up to each ";" at the end of a line
-  if ! out=$(printf '%s\n' "$sql" | "$@" "${user_args[@]}" --bootstrap "${init_opts[@]}" 2>&1)
-  then
+  elif ! out=$(printf '%s\n' "$sql" | "$@" "${user_args[@]}" --bootstrap "${init_opts[@]}" \
+          --expire-logs-days=0 2>&1); then
     printf '%s\n' "$out" >&2
     die "setting up the root account failed"
   fi
-  if [ "$(id -u)" = 0 ]; then  # mariadb-install-db leaves a file or two to root
+  if [ "$(id -u)" = 0 ]; then  # the initialisation leaves a file or two to root
     find "$DATADIR" \! -user mysql -exec chown mysql:mysql '{}' +
   fi
   unset pw sql MARIADB_ROOT_PASSWORD MYSQL_ROOT_PASSWORD MARIADB_PASSWORD MYSQL_PASSWORD

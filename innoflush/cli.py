@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
 import sys
@@ -10,8 +11,8 @@ from typing import Any, NoReturn
 
 import click
 
-from . import __version__
-from .errors import EXIT_INTERRUPTED, EXIT_USAGE, InnoflushError
+from . import __version__, signals
+from .errors import EXIT_USAGE, InnoflushError, OptionError
 
 # click >= 8.2 raises this for a bare `innoflush lab`: its help is the answer, so it
 # keeps click's own output (the help on stderr, exit 2)
@@ -39,6 +40,14 @@ def _one_line(message: str) -> str:
 def _fail(message: str, exit_code: int) -> NoReturn:
     click.echo(f"innoflush: error: {message}", err=True)
     sys.exit(exit_code)
+
+
+def _stopped(signum: int) -> NoReturn:
+    """The one line of a command stopped by a signal, and its exit code (128 + signum)."""
+    # a hung-up terminal answers the write with EIO: the exit code must still be set
+    with contextlib.suppress(OSError):
+        click.echo(f"innoflush: {signals.stop_words(signum)}", err=True)
+    sys.exit(signals.exit_code(signum))
 
 
 def _report_click_error(exc: click.ClickException, ctx: click.Context) -> NoReturn:
@@ -90,18 +99,31 @@ class _Group(click.Group):
             _report_click_error(exc, click.Context(self, info_name=info_name, parent=parent))
 
     def invoke(self, ctx: click.Context):
+        # SIGINT, SIGTERM and SIGHUP run the same cleanup (innoflush/signals.py), up to
+        # the error line; a nested group's block shares the top one's
+        with signals.StopSignals():
+            return self._invoke_one_line(ctx)
+
+    def _invoke_one_line(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            # a signal whose raise CPython dropped: the work ran to its end, the exit code
+            # still says it was stopped
+            signals.check()
+            return result
+        except OptionError as exc:
+            # a bad option value: where to read about it, as click's own errors say
+            _fail(f"{exc} (see '{exc.command or _command_path(ctx)} --help')", exc.exit_code)
         except InnoflushError as exc:
             _fail(str(exc), exc.exit_code)
         except _NO_ARGS_IS_HELP:
             raise
         except click.ClickException as exc:
             _report_click_error(exc, ctx)
-        except (KeyboardInterrupt, click.exceptions.Abort):
-            # Abort: Ctrl-C or end of input at a prompt (--ask-password)
-            click.echo("innoflush: interrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
+        except (KeyboardInterrupt, click.exceptions.Abort) as exc:
+            # Abort: Ctrl-C or end of input at a prompt (--ask-password); a plain
+            # KeyboardInterrupt re-raised after cleanup still carries the signal's code
+            _stopped(signals.signal_of(exc))
         except BrokenPipeError:
             sys.exit(1)
 

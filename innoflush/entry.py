@@ -8,6 +8,7 @@ import sys
 
 from . import __version__
 from ._top_help import TOP_HELP, TOP_HELP_WIDTH
+from .stdio import guarded_stdout
 
 
 def _click_width() -> int:
@@ -18,6 +19,11 @@ def _click_width() -> int:
 
 
 def main() -> None:
+    with guarded_stdout():   # stdout on a full device: one line, exit 1 (innoflush/stdio.py)
+        _main()
+
+
+def _main() -> None:
     args = sys.argv[1:]
     if args in (["--help"], ["-h"]) and _click_width() == TOP_HELP_WIDTH:
         sys.stdout.write(TOP_HELP)
@@ -27,6 +33,11 @@ def main() -> None:
         sys.stdout.write(f"innoflush, version {__version__}\n")
         sys.stdout.flush()
         return
+    from . import signals
     from .cli import main as click_main
+
+    # the process ends with the command: its stop-signal handlers stay to the end
+    # (innoflush/signals.py), no default action in the last steps of its exit
+    signals.for_the_process()
 
     click_main(prog_name="innoflush")

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
-from .errors import UsageError
+from .errors import OptionError, UsageError
 
 ENV_SCHEDULER = "INNOFLUSH_SCHEDULER"
 CONNECT_TIMEOUT_S = 10.0   # connecting to the scheduler, and waiting for a first worker
@@ -82,9 +82,12 @@ class InProcessExecutor(SimExecutor):
 
 
 def _ignore_sigint() -> None:
-    # Ctrl-C goes to the whole process group: the parent stops the pool, the workers
-    # must not each print a KeyboardInterrupt traceback
+    # Ctrl-C and a terminal's hang-up go to the whole process group: the parent stops the
+    # pool (innoflush/signals.py), the workers must not each print a KeyboardInterrupt
+    # traceback or die first, a broken pool in its place. SIGTERM stays: terminate() ends
+    # them with it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 
 class LocalPoolExecutor(SimExecutor):
@@ -281,7 +284,7 @@ def scheduler_address(scheduler: str | None) -> str | None:
     host, _, port = s.removeprefix("tcp://").rpartition(":")
     if not s.startswith("tcp://") or not host or not port.isdigit() \
             or not 0 < int(port) < 65536:
-        raise UsageError(f"--scheduler {scheduler!r}: give the Dask scheduler as "
+        raise OptionError(f"--scheduler {scheduler!r}: give the Dask scheduler as "
                          "tcp://HOST:PORT")
     return s
 
@@ -296,7 +299,7 @@ def make_executor(scheduler: str | None = None, jobs: int | None = None,
     if address is not None:
         return DaskExecutor(address, CONNECT_TIMEOUT_S if timeout_s is None else timeout_s)
     if jobs is not None and jobs < 1:
-        raise UsageError(f"--jobs must be at least 1 (got {jobs})")
+        raise OptionError(f"--jobs must be at least 1 (got {jobs})")
     jobs = jobs or os.cpu_count() or 1
     return InProcessExecutor() if jobs == 1 else LocalPoolExecutor(jobs)
 

@@ -3,8 +3,8 @@
 Built from the JSON form of a result (MeasureResult.to_dict(), the advise report dict), so
 a live advise run and one from a capture (``advise --from``) export the same way. The file
 is meant for node_exporter's textfile collector (also PMM's), which reads every ``*.prom``
-file in its directory on each scrape: write_to_textfile() writes a temporary file beside
-it and renames it over the target, so a scrape never sees half a file.
+file in its directory on each scrape: write_prom() writes a temporary file beside it
+(innoflush/outfile.py) and renames it over the target, so a scrape never sees half a file.
 
 Every metric is a gauge (a one-shot run has no counters to accumulate), names under
 ``innoflush_`` with the unit last (``_seconds``, ``_bytes``, ``_ratio``, ``_per_second``),
@@ -14,15 +14,14 @@ text are listed in docs/prometheus.md (tests/test_prom.py checks the page agains
 
 from __future__ import annotations
 
-import os
 import time
 from datetime import datetime
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
+from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
-from .errors import UsageError
 from .measure.result import unbacked_keys
+from .outfile import check_output_target, write_output
 
 # The latency quantiles exported, from a latency summary's keys; 0 and 1 are the min and
 # max, which are quantiles too and keep the gauge in one unit.
@@ -254,20 +253,13 @@ def _predicted(reg: _Registry, server: str, finding_id: str, p: dict | None) -> 
 
 
 def check_prom_path(path: str) -> None:
-    """Before a run: the file's directory must exist and be writable, so a long run does not
-    end in an error (UsageError, exit 2)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise UsageError(f"--prom {path}: is a directory (give a file name ending in .prom)")
-    if not os.path.isdir(directory):
-        raise UsageError(f"--prom {path}: no such directory {directory}")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise UsageError(f"--prom {path}: directory {directory} is not writable")
+    """Before a run: path can be written as a regular file — its directory exists and is
+    writable, and it is not a directory, device or FIFO (innoflush/outfile.py) —, so a
+    long run does not end in an error (UsageError, exit 2)."""
+    check_output_target(path, "--prom")
 
 
 def write_prom(path: str, registry: CollectorRegistry) -> None:
-    """Write the registry to path atomically (a temporary file renamed over it)."""
-    try:
-        write_to_textfile(path, registry)
-    except OSError as exc:
-        raise UsageError(f"--prom {path}: cannot write: {exc.strerror or exc}") from None
+    """Write the registry to path atomically (a temporary file, not ending in .prom so the
+    textfile collector never reads it, renamed over the file)."""
+    write_output(path, generate_latest(registry), "--prom")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import UsageError
+from .errors import OptionError
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
 _SIZE_MULT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
@@ -16,10 +16,10 @@ def parse_size(text: str | int) -> int:
         return text
     m = _SIZE_RE.match(str(text))
     if not m:
-        raise UsageError(f"not a size: {text!r} (use e.g. 4k, 16k, 2M)")
+        raise OptionError(f"not a size: {text!r} (use e.g. 4k, 16k, 2M)")
     value = float(m.group(1)) * _SIZE_MULT[m.group(2).lower()]
     if value != int(value) or value <= 0:
-        raise UsageError(f"not a whole positive number of bytes: {text!r}")
+        raise OptionError(f"not a whole positive number of bytes: {text!r}")
     return int(value)
 
 
@@ -35,14 +35,14 @@ def parse_list(text: str, convert=str) -> list:
     """'1,4,16' -> [1, 4, 16]; blanks dropped, order and duplicates kept as typed."""
     items = [t.strip() for t in str(text).split(",") if t.strip()]
     if not items:
-        raise UsageError(f"empty list: {text!r}")
+        raise OptionError(f"empty list: {text!r}")
     out = []
     for item in items:
         try:
             out.append(convert(item))
         except (ValueError, TypeError) as exc:
             why = "not a whole number" if convert is int else exc
-            raise UsageError(f"bad list item {item!r} in {text!r}: {why}") from None
+            raise OptionError(f"bad list item {item!r} in {text!r}: {why}") from None
     return out
 
 

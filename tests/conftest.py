@@ -363,3 +363,77 @@ def fake_clock(monkeypatch):
         now[0] += s
     monkeypatch.setattr(sampling, "SLEEP", sleep)
     return now
+
+
+# ---- the servers users run: MySQL 9.7 LTS and MariaDB 11.8 LTS, each in its Debian root --
+
+def _no_server_root(name: str, reason: str):
+    msg = (f"NO {name.upper()} SERVER ROOT: {reason} — its real-server tests not run "
+           "(`make server-roots` builds it from Debian's packages, as root)")
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(msg + " (CI=true: the server is required)", pytrace=False)
+    pytest.skip(msg)
+
+
+def _server_root(name: str) -> str:
+    from innoflush.errors import UsageError
+    from innoflush.lab.server_root import ServerRoot
+
+    root = ServerRoot(name)
+    try:
+        root.check()
+    except UsageError as exc:
+        _no_server_root(name, str(exc))
+    return str(root.path)
+
+
+@pytest.fixture(scope="session")
+def mysql97_root():
+    """The Debian sid root holding MySQL 9.7 (LocalServer(server_root=...))."""
+    return _server_root("mysql-9.7")
+
+
+@pytest.fixture(scope="session")
+def mariadb118_root():
+    """The Debian 13 root holding MariaDB 11.8 (LocalServer(server_root=...))."""
+    return _server_root("mariadb-11.8")
+
+
+@pytest.fixture(scope="session", params=["mysql-9.7", "mariadb-11.8"])
+def lts_root(request):
+    """Each of the two LTS servers' roots in turn: (name, root path)."""
+    return request.param, _server_root(request.param)
+
+
+def _with_accounts(srv) -> None:
+    """The accounts mariadb_server has (server_accounts), on another server."""
+    conn = srv.connect()
+    with conn.cursor() as cur:
+        for user, pw in ((PW_USER, PW_USER_PASSWORD), (NOPRIV_USER, NOPRIV_PASSWORD)):
+            for host in ("127.0.0.1", "localhost"):
+                cur.execute(f"CREATE USER '{user}'@'{host}' IDENTIFIED BY %s", (pw,))
+        cur.execute(f"GRANT SELECT ON *.* TO '{PW_USER}'@'127.0.0.1'")
+    conn.close()
+
+
+@pytest.fixture(scope="session")
+def mysql97_server(mysql97_root, tmp_path_factory):
+    """A real MySQL 9.7 for the session (O_DIRECT, trx_commit=1, binlog off), with the
+    accounts of server_accounts."""
+    opts = ServerOptions(innodb_flush_method="O_DIRECT", innodb_flush_log_at_trx_commit=1,
+                         innodb_buffer_pool_size="64M")
+    with running_server(tmp_path_factory.mktemp("mysql97"), opts,
+                        server_root=mysql97_root) as srv:
+        _with_accounts(srv)
+        yield srv
+
+
+@pytest.fixture(scope="session")
+def mariadb118_server(mariadb118_root, tmp_path_factory):
+    """A real MariaDB 11.8 for the session (its defaults, trx_commit=1, binlog off), with
+    the accounts of server_accounts."""
+    opts = ServerOptions(innodb_flush_log_at_trx_commit=1, innodb_buffer_pool_size="64M")
+    with running_server(tmp_path_factory.mktemp("mariadb118"), opts,
+                        server_root=mariadb118_root) as srv:
+        _with_accounts(srv)
+        yield srv

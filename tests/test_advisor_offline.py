@@ -160,7 +160,8 @@ def test_replica_status_in_the_capture(tmp_path):
     assert "no SHOW REPLICA STATUS in the capture" in rep["server"]["role_detail"]
 
 
-@pytest.mark.parametrize("name", ["mariadb-10.11-odirect", "mariadb-10.11-binlog"])
+@pytest.mark.parametrize("name", ["mariadb-10.11-odirect", "mariadb-10.11-binlog",
+                                  "mysql-9.7", "mariadb-11.8"])
 def test_capture_and_live_path_agree_on_the_same_data(name, load_fixture, monkeypatch,
                                                       profile_files):
     """The JSON fixture is the tab capture converted (scripts/capture_to_fixture.py):

@@ -120,12 +120,19 @@ def test_detect_product(version, comment, product, vt):
 
 
 def test_sim_flavor_mapping():
-    assert sim_flavor_for("mysql", (9, 1, 0))[0] == "mysql-8.4"
+    assert sim_flavor_for("mysql", (9, 1, 0)) == ("mysql-9.7", [])
+    assert sim_flavor_for("mysql", (9, 7, 4)) == ("mysql-9.7", [])
+    flavor, notes = sim_flavor_for("mysql", (26, 7, 0))     # an Innovation release
+    assert flavor == "mysql-9.7" and "newer than any modelled version" in notes[0]
+    assert sim_flavor_for("mysql", (8, 4, 3))[0] == "mysql-8.4"
     assert sim_flavor_for("percona", (8, 0, 36))[0] == "mysql-8.0"
     flavor, notes = sim_flavor_for("mysql", (8, 0, 18))
     assert flavor == "mysql-8.0" and notes
     assert sim_flavor_for("mariadb", (10, 6, 16))[0] == "mariadb-10.11"
-    assert sim_flavor_for("mariadb", (11, 8, 1))[0] == "mariadb-11"
+    assert sim_flavor_for("mariadb", (11, 8, 9)) == ("mariadb-11.8", [])
+    assert sim_flavor_for("mariadb", (11, 4, 4))[0] == "mariadb-11"
+    flavor, notes = sim_flavor_for("mariadb", (12, 3, 0))
+    assert flavor == "mariadb-11.8" and notes
     assert sim_flavor_for("mariadb", (10, 5, 20))[1]
 
 

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -60,6 +61,18 @@ def _bad_profiles() -> dict[str, str]:
         # advise --inventory: one with no hosts, one with a host (port 1: never reached)
         "empty-inventory.ini": "# no hosts yet\n[db]\n",
         "one-host.txt": "127.0.0.1:1\n",
+        # ---- bounded input files (issue 44) ----
+        "deep.json": "[" * 100_000 + "]" * 100_000,
+        "deep-inventory.yml": "[" * 100_000 + "]" * 100_000,
+        "long-number.json": '{"schema": ' + "7" * 5000 + "}",
+        # ---- values at the edge (issue 44) ----
+        "port-not-number.ini": "[db]\ndb1:x\n",
+        "three-colons.ini": "[db]\na:b:c\n",
+        "port-out-of-range.ini": "[db]\n127.0.0.1:70000\n",
+        "big-range.ini": "[db]\nh[0:999999]\n",
+        "big-range.yml": "all:\n  hosts:\n    h[0:99999]:\n",
+        "two-ranges.ini": "[db]\nh[0:99][0:99]\n",
+        "4097-hosts.ini": "[db]\nh[0:4095]\none-more\n",
     }
 
 
@@ -132,7 +145,7 @@ ROWS = [
      "unknown profile 'nope'"),
     ("profiles-export-unknown", ["profiles", "export", "nope"], 2, "unknown profile 'nope'"),
     ("profiles-export-no-dir", ["profiles", "export", "samsung-990-pro", "-o",
-                                "{cwd}/no/dir/x.json"], 2, "cannot write"),
+                                "{cwd}/no/dir/x.json"], 2, "no such directory"),
     # ---- simulate ----
     ("simulate-missing-profile", ["simulate"], 2, "missing option '--profile'"),
     ("simulate-bad-flavor", ["simulate", *SP, "--flavor", "mysql-9"], 2,
@@ -236,6 +249,252 @@ ROWS = [
      "9 is not in the range 1<=x<=5"),
     ("lab-validate-unknown-device", ["lab", "validate", "--devices", "local,nope"], 2,
      "unknown profile 'nope'"),
+    # ---- bounded input files (issue 44) ----
+    # device profiles: profiles import/show/compare, --profile, --emulate
+    ("profiles-import-char-device", ["profiles", "import", "{zero}"], 2,
+     "zero: is a character device, not a regular file"),
+    ("profiles-import-fifo", ["profiles", "import", "{fifo}"], 2,
+     "fifo: is a FIFO, not a regular file"),
+    ("profiles-import-directory", ["profiles", "import", "{inputs}"], 2,
+     "inputs: is a directory, not a regular file"),
+    ("profiles-import-over-cap", ["profiles", "import", "{big}"], 2,
+     "big.json: larger than 8 MiB, the cap on input files"),
+    ("profiles-import-deep-json", ["profiles", "import", "{inputs}/deep.json"], 2,
+     "deep.json: JSON nested more than 64 levels deep"),
+    ("profiles-import-not-utf8", ["profiles", "import", "{latin1}"], 2,
+     "latin1.json: cannot read it as text: byte 0xe9 at offset 24 is not UTF-8"),
+    ("profiles-import-long-number", ["profiles", "import", "{inputs}/long-number.json"], 2,
+     "long-number.json: not valid JSON (a number too long to read)"),
+    ("profiles-show-fifo", ["profiles", "show", "{fifo}"], 2, "is a FIFO"),
+    ("profiles-show-deep-json", ["profiles", "show", "{inputs}/deep.json"], 2,
+     "nested more than 64 levels deep"),
+    ("profiles-compare-char-device", ["profiles", "compare", "samsung-990-pro", "{zero}"], 2,
+     "is a character device"),
+    ("simulate-profile-char-device", ["simulate", "--profile", "{zero}"], 2,
+     "is a character device"),
+    ("simulate-profile-fifo", ["simulate", "--profile", "{fifo}"], 2, "is a FIFO"),
+    ("simulate-profile-deep-json", ["simulate", "--profile", "{inputs}/deep.json"], 2,
+     "nested more than 64 levels deep"),
+    ("tps-profile-over-cap", ["tps", "--profile", "{big}"], 2, "larger than 8 MiB"),
+    ("lab-run-profile-fifo", ["lab", "run", "--profile", "{fifo}"], 2, "is a FIFO"),
+    ("lab-calibrate-emulate-char-device", ["lab", "calibrate", "--emulate", "{zero}"], 2,
+     "is a character device"),
+    ("advise-profile-fifo", ["advise", "--port", "{port}", "-H", "127.0.0.1", "--profile",
+                             "{fifo}"], 2, "is a FIFO"),
+    # workload profiles: --workload FILE
+    ("simulate-workload-fifo", ["simulate", *SP, "--workload", "{fifo}"], 2, "is a FIFO"),
+    ("simulate-workload-deep-json", ["simulate", *SP, "--workload", "{inputs}/deep.json"], 2,
+     "nested more than 64 levels deep"),
+    ("tps-workload-char-device", ["tps", *SP, "--workload", "{zero}"], 2,
+     "is a character device"),
+    ("tps-workload-not-utf8", ["tps", *SP, "--workload", "{latin1}"], 2, "is not UTF-8"),
+    ("lab-run-workload-deep-json", ["lab", "run", *SP, "--workload", "{inputs}/deep.json"], 2,
+     "nested more than 64 levels deep"),
+    ("lab-validate-workload-fifo", ["lab", "validate", "--workload", "{fifo}"], 2, "is a FIFO"),
+    ("advise-workload-over-cap", ["advise", "--port", "{port}", "-H", "127.0.0.1",
+                                  "--workload", "{big}"], 2, "larger than 8 MiB"),
+    # inventories: advise --inventory
+    ("advise-inventory-char-device", ["advise", "--inventory", "{zero}"], 2,
+     "is a character device"),
+    ("advise-inventory-fifo", ["advise", "--inventory", "{fifo}"], 2, "is a FIFO"),
+    ("advise-inventory-directory", ["advise", "--inventory", "{inputs}"], 2,
+     "is a directory, not a regular file"),
+    ("advise-inventory-over-cap", ["advise", "--inventory", "{big}"], 2, "larger than 8 MiB"),
+    ("advise-inventory-deep-yaml", ["advise", "--inventory", "{inputs}/deep-inventory.yml"],
+     2, "deep-inventory.yml: nested too deeply to be an inventory"),
+    ("advise-inventory-not-utf8", ["advise", "--inventory", "{latin1}"], 2, "is not UTF-8"),
+    # option files: --defaults-file
+    ("advise-defaults-file-char-device", ["advise", "--port", "{port}", "--defaults-file",
+                                          "{zero}"], 2, "is a character device"),
+    ("advise-defaults-file-fifo", ["advise", "--port", "{port}", "--defaults-file", "{fifo}"],
+     2, "is a FIFO"),
+    ("advise-defaults-file-over-cap", ["advise", "--port", "{port}", "--defaults-file",
+                                       "{big}"], 2, "larger than 8 MiB"),
+    ("advise-defaults-file-not-utf8", ["advise", "--port", "{port}", "--defaults-file",
+                                       "{latin1}"], 2, "is not UTF-8"),
+    # captures: advise --from
+    ("advise-from-char-device", ["advise", "--from", "{zero}"], 2, "is a character device"),
+    ("advise-from-fifo", ["advise", "--from", "{fifo}"], 2, "is a FIFO"),
+    ("advise-from-over-cap", ["advise", "--from", "{bigcapture}"], 2,
+     "status.txt: larger than 64 MiB, the cap on capture files"),
+    # ---- output targets (issue 44): refused before any work, the node left as it was ----
+    ("advise-prom-char-device", ["advise", "--port", "{port}", "-H", "127.0.0.1", "--prom",
+                                 "{out_full}"], 2,
+     "full: is a character device, not a regular file (innoflush writes regular files only; "
+     "give a file path)"),
+    ("advise-prom-dev-null", ["advise", "--port", "{port}", "-H", "127.0.0.1", "--prom",
+                              "{out_null}"], 2, "null: is a character device"),
+    ("advise-prom-fifo", ["advise", "--port", "{port}", "-H", "127.0.0.1", "--prom",
+                          "{out_fifo}"], 2, "fifo: is a FIFO, not a regular file"),
+    ("advise-prom-symlink-to-device", ["advise", "--port", "{port}", "-H", "127.0.0.1",
+                                       "--prom", "{out_devlink}"], 2,
+     "devlink: links to "),
+    ("advise-prom-directory", ["advise", "--port", "{port}", "-H", "127.0.0.1", "--prom",
+                               "{out_dir}"], 2, "dir: is a directory"),
+    ("advise-html-fifo", ["advise", "--port", "{port}", "-H", "127.0.0.1", "--html",
+                          "{out_fifo}"], 2, "--html "),
+    ("advise-png-char-device", ["advise", "--port", "{port}", "-H", "127.0.0.1", "--png",
+                                "{out_null}"], 2,
+     "exists and is a character device, not a directory"),
+    ("measure-prom-char-device", ["measure", "{cwd}", "--prom", "{out_full}"], 2,
+     "--prom "),
+    ("measure-prom-symlink-to-device", ["measure", "{cwd}", "--prom", "{out_devlink}"], 2,
+     "linked-null, which is a character device, not a regular file"),
+    ("measure-prom-dangling-symlink", ["measure", "{cwd}", "--prom", "{out_dangling}"], 2,
+     "dangling: no such directory"),
+    ("measure-html-fifo", ["measure", "{cwd}", "--html", "{out_fifo}"], 2, "is a FIFO"),
+    ("measure-html-dev-null", ["measure", "{cwd}", "--html", "{out_null}"], 2,
+     "is a character device"),
+    ("measure-png-fifo", ["measure", "{cwd}", "--png", "{out_fifo}"], 2,
+     "exists and is a FIFO, not a directory"),
+    ("simulate-html-char-device", ["simulate", *SP, "--html", "{out_full}"], 2,
+     "is a character device"),
+    ("simulate-html-symlink-to-device", ["simulate", *SP, "--html", "{out_devlink}"], 2,
+     "links to "),
+    ("simulate-html-dangling-symlink", ["simulate", *SP, "--html", "{out_dangling}"], 2,
+     "no such directory"),
+    ("tps-html-fifo", ["tps", *SP, "--html", "{out_fifo}"], 2, "is a FIFO"),
+    ("tps-html-dev-null", ["tps", *SP, "--html", "{out_null}"], 2, "is a character device"),
+    ("profiles-compare-html-fifo", ["profiles", "compare", "samsung-990-pro", "--html",
+                                    "{out_fifo}"], 2, "is a FIFO"),
+    ("profiles-export-char-device", ["profiles", "export", "samsung-990-pro", "-o",
+                                     "{out_null}"], 2, "-o "),
+    ("profiles-export-force-char-device", ["profiles", "export", "samsung-990-pro", "-o",
+                                           "{out_full}", "--force"], 2,
+     "is a character device"),
+    ("profiles-export-force-fifo", ["profiles", "export", "samsung-990-pro", "-o",
+                                    "{out_fifo}", "--force"], 2, "is a FIFO"),
+    ("profiles-export-symlink-to-device", ["profiles", "export", "samsung-990-pro", "-o",
+                                           "{out_devlink}", "--force"], 2, "links to "),
+    ("profiles-export-dangling-symlink", ["profiles", "export", "samsung-990-pro", "-o",
+                                          "{out_dangling}"], 2, "no such directory"),
+    ("lab-validate-markdown-fifo", ["lab", "validate", "--markdown", "{out_fifo}"], 2,
+     "--markdown "),
+    ("lab-validate-markdown-char-device", ["lab", "validate", "--markdown", "{out_full}"], 2,
+     "is a character device"),
+    ("lab-validate-markdown-symlink-to-device", ["lab", "validate", "--markdown",
+                                                 "{out_devlink}"], 2, "links to "),
+    ("lab-validate-html-directory", ["lab", "validate", "--html", "{out_dir}"], 2,
+     "is a directory"),
+    ("lab-run-html-char-device", ["lab", "run", *SP, "--html", "{out_null}"], 2,
+     "is a character device"),
+    ("lab-run-html-fifo", ["lab", "run", *SP, "--html", "{out_fifo}"], 2, "is a FIFO"),
+    ("lab-run-png-symlink-to-device", ["lab", "run", *SP, "--png", "{out_devlink}"], 2,
+     "exists and is a character device, not a directory"),
+    ("lab-run-html-dangling-symlink", ["lab", "run", *SP, "--html", "{out_dangling}"], 2,
+     "no such directory"),
+    # ---- values at the edge (issue 44): seeds, bounds, server options, inventories ----
+    ("simulate-seed-negative", ["simulate", *SP, "--seed", "-1"], 2,
+     "'--seed': -1 is not in the range 0<=x<=4294967295 (see 'innoflush simulate --help')"),
+    ("simulate-seed-2-to-the-32", ["simulate", *SP, "--seed", "4294967296"], 2,
+     "4294967296 is not in the range 0<=x<=4294967295"),
+    ("advise-seed-negative", ["advise", "--port", "{port}", "--seed", "-1"], 2,
+     "-1 is not in the range 0<=x<=4294967295 (see 'innoflush advise --help')"),
+    ("lab-run-seed-negative", ["lab", "run", *SP, "--seed", "-1"], 2,
+     "-1 is not in the range 0<=x<=4294967295 (see 'innoflush lab run --help')"),
+    ("lab-calibrate-seed-negative", ["lab", "calibrate", "--seed", "-1"], 2,
+     "(see 'innoflush lab calibrate --help')"),
+    ("lab-validate-seed-negative", ["lab", "validate", "--seed", "-1"], 2,
+     "(see 'innoflush lab validate --help')"),
+    ("advise-interval-over-an-hour", ["advise", "--port", "{port}", "--interval", "3601"], 2,
+     "--interval must be at least 1 second and at most 3600 s (got 3601) "
+     "(see 'innoflush advise --help')"),
+    ("advise-samples-over-1000", ["advise", "--port", "{port}", "--samples", "1001"], 2,
+     "--samples must be at least 1 and at most 1000 (got 1001)"),
+    ("advise-from-interval-over-an-hour",
+     ["advise", "--from", "{cwd}/none", "--interval", "1e9"], 2, "--interval must be"),
+    ("advise-connections-over-4096", ["advise", "--port", "{port}", "--connections", "5000"],
+     2, "--connections must be at least 1 and at most 4096"),
+    ("advise-connect-timeout-over-a-year",
+     ["advise", "--port", "{port}", "--connect-timeout", "1e300"], 2,
+     "--connect-timeout must be more than 0 seconds and at most 31536000"),
+    ("advise-host-leading-dot", ["advise", "-h", ".db1", "--port", "{port}"], 2,
+     "cannot connect to .db1:"),
+    ("advise-host-empty-label", ["advise", "-h", "db..example.com", "--port", "{port}"], 2,
+     "invalid host name"),
+    ("lab-run-server-option-bare-name", ["lab", "run", *SP, "--server-option", "garbage"], 2,
+     "--server-option 'garbage': give NAME=VALUE (a switch: NAME=ON or NAME=OFF) "
+     "(see 'innoflush lab run --help')"),
+    ("lab-run-server-option-no-name", ["lab", "run", *SP, "--server-option", "=x"], 2,
+     "--server-option '=x': give NAME=VALUE"),
+    ("lab-run-server-option-control-char",
+     ["lab", "run", *SP, "--server-option", "innodb_log_file_size=8M\nbind-address=*"], 2,
+     "control character"),
+    ("lab-run-server-option-bind-address",
+     ["lab", "run", *SP, "--server-option", "bind-address=0.0.0.0"], 2,
+     "bind-address is set by the lab; 127.0.0.1"),
+    ("lab-run-server-option-loose-bind-address",
+     ["lab", "run", *SP, "--server-option", "loose_bind_address=0.0.0.0"], 2,
+     "bind-address is set by the lab"),
+    ("lab-run-server-option-bind-prefix", ["lab", "run", *SP, "--server-option", "bind=::"],
+     2, "mysqld reads 'bind' as bind-address (a prefix of its name), which is set by the lab"),
+    ("lab-run-server-option-datadir",
+     ["lab", "run", *SP, "--server-option", "DATADIR={cwd}/data"], 2,
+     "datadir is set by the lab"),
+    ("lab-run-server-option-innodb-home",
+     ["lab", "run", *SP, "--server-option", "innodb_data_home_dir={cwd}"], 2,
+     "innodb-data-home-dir is set by the lab"),
+    ("lab-run-server-option-port", ["lab", "run", *SP, "--server-option", "--port=3306"], 2,
+     "port is set by the lab; give --port"),
+    ("lab-run-server-option-socket",
+     ["lab", "run", *SP, "--server-option", "socket={cwd}/s.sock"], 2,
+     "socket is set by the lab"),
+    ("lab-run-server-option-skip-networking",
+     ["lab", "run", *SP, "--server-option", "enable-skip-networking=1"], 2,
+     "skip-networking is set by the lab"),
+    ("lab-run-server-option-mysqlx", ["lab", "run", *SP, "--server-option", "mysqlx=ON"], 2,
+     "mysqlx is set by the lab"),
+    ("lab-calibrate-server-option-datadir",
+     ["lab", "calibrate", "--server-option", "datadir={cwd}/data"], 2,
+     "datadir is set by the lab"),
+    ("lab-validate-server-option-bind-address",
+     ["lab", "validate", "--server-option", "bind_address=0.0.0.0"], 2,
+     "bind-address is set by the lab"),
+    ("lab-run-basedir-without-server", ["lab", "run", *SP, "--basedir", "{inputs}"], 2,
+     "no mariadbd or mysqld in it, nor in its bin/, sbin/ or libexec/ "
+     "(see 'innoflush lab run --help')"),
+    ("lab-calibrate-basedir-without-server", ["lab", "calibrate", "--basedir", "{inputs}"],
+     2, "no mariadbd or mysqld in it"),
+    ("lab-validate-basedir-without-server",
+     ["lab", "validate", *SP, "--basedir", "{inputs}"], 2, "no mariadbd or mysqld in it"),
+    ("advise-inventory-port-not-a-number",
+     ["advise", "--inventory", "{inputs}/port-not-number.ini"], 2,
+     "port-not-number.ini:2: 'db1:x': the port 'x' is not a number"),
+    ("advise-inventory-three-colons", ["advise", "--inventory", "{inputs}/three-colons.ini"],
+     2, "three-colons.ini:2: not a host, host:port or [ipv6]:port: 'a:b:c'"),
+    ("advise-inventory-port-out-of-range",
+     ["advise", "--inventory", "{inputs}/port-out-of-range.ini"], 2,
+     "port-out-of-range.ini:2: host 127.0.0.1:70000: mysql_port=70000 is out of range"),
+    ("advise-inventory-range-of-a-million",
+     ["advise", "--inventory", "{inputs}/big-range.ini"], 2,
+     "big-range.ini:2: 'h[0:999999]' makes 1,000,000 hosts; an inventory holds at most 4096"),
+    ("advise-inventory-yaml-range", ["advise", "--inventory", "{inputs}/big-range.yml"], 2,
+     "makes 100,000 hosts"),
+    ("advise-inventory-two-ranges", ["advise", "--inventory", "{inputs}/two-ranges.ini"], 2,
+     "'h[0:99][0:99]' makes 10,000 hosts"),
+    ("advise-inventory-4097-hosts", ["advise", "--inventory", "{inputs}/4097-hosts.ini"], 2,
+     "4097-hosts.ini:3: more than 4096 hosts"),
+    ("lab-run-buffer-pool-below-8m", ["lab", "run", *SP, "--buffer-pool", "1k"], 2,
+     "--buffer-pool 1k: at least 8M (InnoDB does not start below 6M)"),
+    ("lab-run-rows-per-trx-zero", ["lab", "run", *SP, "--rows-per-trx", "0-5"], 2,
+     "rows per transaction must be 1 <= min <= max <= 10000 (got 0..5) "
+     "(see 'innoflush lab run --help')"),
+    # the "(see ... --help)" of a bad option value, in every command
+    ("measure-unknown-op-names-help", ["measure", "{cwd}", "--ops", "flush"], 2,
+     "unknown op 'flush': use none, fsync, fdatasync, dsync (see 'innoflush measure --help')"),
+    ("simulate-trx-commit-names-help", ["simulate", *SP, "--trx-commit", "5"], 2,
+     "must be 0, 1 or 2 (see 'innoflush simulate --help')"),
+    ("simulate-use-fdatasync-names-help", ["simulate", *SP, "--use-fdatasync", "maybe"], 2,
+     "--use-fdatasync 'maybe': not ON or OFF (see 'innoflush simulate --help')"),
+    ("tps-cpu-cores-names-help", ["tps", *SP, "--cpu-cores", "0"], 2,
+     "--cpu-cores must be >= 1 (see 'innoflush tps --help')"),
+    ("profiles-import-name-names-help",
+     ["profiles", "import", "{inputs}/good.json", "--name", "A B"], 2,
+     "(see 'innoflush profiles import --help')"),
+    ("advise-from-with-host-names-help", ["advise", "--from", "{cwd}/none", "-h", "db1"], 2,
+     "--from reads a capture, not a server: drop --host (see 'innoflush advise --help')"),
+    ("lab-validate-changes-names-help", ["lab", "validate", "--changes", "x"], 2,
+     "--changes is for --workload-cmd (see 'innoflush lab validate --help')"),
 ]
 
 
@@ -268,6 +527,61 @@ def _tmpfs(path: Path, options: str):
         subprocess.run(["umount", str(path)], check=False)
 
 
+# ---- bounded input files (issue 44): made in the row's own directory, on demand ----
+SPECIAL_INPUTS = {"zero": "zero", "fifo": "fifo", "big": "big.json",
+                  "bigcapture": "status.txt", "latin1": "latin1.json"}
+
+
+def _special_input(key: str, box: dict) -> str:
+    """{zero} a character device as /dev/zero is (never the system's own), {fifo} a FIFO
+    nothing writes to, {big} and {bigcapture} sparse files one byte over the input and
+    capture caps, {latin1} text that is not UTF-8."""
+    d = box["root"] / "special"
+    d.mkdir(exist_ok=True)
+    p = d / SPECIAL_INPUTS[key]
+    if key == "zero":
+        if os.geteuid() != 0:
+            pytest.skip("SKIPPED, NOT PASSED: making a character device node needs root")
+        os.mknod(p, 0o600 | stat.S_IFCHR, os.makedev(1, 5))
+    elif key == "fifo":
+        os.mkfifo(p)
+    elif key in ("big", "bigcapture"):
+        p.touch()
+        os.truncate(p, (8 if key == "big" else 64) * 1024 * 1024 + 1)
+    else:
+        p.write_bytes('{"name": "disque-rapide-\u00e9t\u00e9"}'.encode("latin-1"))
+    return str(p)
+
+
+# ---- output targets (issue 44): what an output option must refuse, made on demand ----
+OUTPUT_NODES = ("out_null", "out_full", "out_fifo", "out_dir", "out_devlink", "out_dangling")
+
+
+def _output_node(key: str, box: dict) -> str:
+    """{out_null} and {out_full} character devices as /dev/null and /dev/full are (our own
+    nodes, never the system's), {out_fifo} a FIFO nothing reads, {out_dir} a directory,
+    {out_devlink} a symlink to a character device, {out_dangling} a symlink into a
+    directory that does not exist. _listing records each node's type, device numbers and
+    link target: a row that replaced one fails."""
+    d = box["root"] / "out"
+    d.mkdir(exist_ok=True)
+    p = d / key.removeprefix("out_")
+    if key in ("out_null", "out_full", "out_devlink") and os.geteuid() != 0:
+        pytest.skip("SKIPPED, NOT PASSED: making a character device node needs root")
+    if key in ("out_null", "out_full"):
+        os.mknod(p, 0o600 | stat.S_IFCHR, os.makedev(1, 3 if key == "out_null" else 7))
+    elif key == "out_fifo":
+        os.mkfifo(p)
+    elif key == "out_dir":
+        p.mkdir()
+    elif key == "out_devlink":
+        os.mknod(d / "linked-null", 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+        os.symlink("linked-null", p)
+    else:
+        os.symlink("missing/report.out", p)
+    return str(p)
+
+
 def _listing(root: Path) -> list[str]:
     """Every path under root, with its size for files: what a run must leave unchanged."""
     out = []
@@ -276,7 +590,13 @@ def _listing(root: Path) -> list[str]:
             out.append(os.path.relpath(os.path.join(dirpath, name), root) + "/")
         for name in filenames:
             p = os.path.join(dirpath, name)
-            out.append(f"{os.path.relpath(p, root)} {os.lstat(p).st_size}")
+            st = os.lstat(p)
+            if stat.S_ISREG(st.st_mode):
+                out.append(f"{os.path.relpath(p, root)} {st.st_size}")
+            else:   # a device, FIFO or symlink must stay what it was (issue 44)
+                link = os.readlink(p) if stat.S_ISLNK(st.st_mode) else ""
+                out.append(f"{os.path.relpath(p, root)} {stat.S_IFMT(st.st_mode):o} "
+                           f"{st.st_rdev} {link}")
     return sorted(out)
 
 
@@ -314,6 +634,10 @@ def _argv(args: list[str], box: dict) -> list[str]:
             return box["mount"]("ro", "ro,size=1m")
         if key == "shm":
             return box["mount"]("shm", "size=16m")
+        if key in SPECIAL_INPUTS:
+            return _special_input(key, box)
+        if key in OUTPUT_NODES:
+            return _output_node(key, box)
         raise KeyError(key)
 
     made: dict[str, str] = {}
@@ -403,7 +727,7 @@ def test_server_that_does_not_start(sandbox, server_binaries):
     """The documented exception: the error line, the log's [ERROR] lines (at most 5,
     indented), where the whole log was kept — in the temporary directory, the one file
     left, on purpose; the working directory holds nothing."""
-    r = _run(["lab", "run", *SP, "--server-option", "garbage", "--duration", "1",
+    r = _run(["lab", "run", *SP, "--server-option", "garbage=1", "--duration", "1",
               "--no-advise"], sandbox, timeout=300)
     assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
     first, *quoted, where = r.stderr.splitlines()
@@ -411,7 +735,9 @@ def test_server_that_does_not_start(sandbox, server_binaries):
                             "the server exited with code "), first
     assert first.endswith("; its error log says:")
     assert 1 <= len(quoted) <= 5 and all(q.startswith("    [ERROR]") for q in quoted)
-    assert "unknown option '--garbage'" in quoted[0] or "garbage" in quoted[0], quoted
+    # a well-formed NAME=VALUE the server does not know (a bare `garbage` is refused
+    # before anything runs, exit 2)
+    assert "unknown variable 'garbage=1'" in quoted[0] or "garbage" in quoted[0], quoted
     assert where.startswith("  full log: ")
     kept = Path(where.removeprefix("  full log: "))
     assert kept.parent == sandbox["tmp"] and "[ERROR]" in kept.read_text()

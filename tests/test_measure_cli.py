@@ -357,17 +357,21 @@ def test_keyboard_interrupt_removes_probe_file(tmp_path, monkeypatch, jobs):
     assert_empty(tmp_path)
 
 
-def test_sigterm_removes_probe_file(tmp_path, monkeypatch):
+@pytest.mark.parametrize("signum,code,line", [
+    (signal.SIGTERM, 143, "innoflush: terminated (SIGTERM)"),
+    (signal.SIGHUP, 129, "innoflush: hung up (SIGHUP)")])
+def test_sigterm_removes_probe_file(tmp_path, monkeypatch, signum, code, line):
     def term(fd):
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signum)
         return os.fdatasync(fd)
 
-    before = signal.getsignal(signal.SIGTERM)
+    before = signal.getsignal(signum)
     monkeypatch.setitem(probe._SYNC_CALLS, "fdatasync", term)
     r = run(tmp_path, *SMALL, "--ops", "fdatasync", "--direct", "off", "--duration", 5)
-    assert r.exit_code == 130, r.output
+    assert r.exit_code == code, r.output
+    assert r.stderr == line + "\n"
     assert_empty(tmp_path)
-    assert signal.getsignal(signal.SIGTERM) == before  # handler restored
+    assert signal.getsignal(signum) == before  # handler restored
 
 
 def test_disk_full_mid_run(tmp_path, monkeypatch):

@@ -699,3 +699,50 @@ def test_a_wire_is_paid_on_an_idle_core_once_commits_stop_sleeping():
                                 innodb_flush_log_at_trx_commit=2),
                    replace(wl, connections=1), plp_ssd(), duration_s=0.5, seed=1).tps
     assert one < 1 / ((140.0 + 77.0) * 1e-6)
+
+
+def test_log_writer_threads_follow_each_flavors_rule():
+    """MySQL 9.5+: the log writer threads are ON by default only with the binlog at 32
+    CPUs or more, or without it above 4 (the 9.5 manual); 8.0/8.4 say ON; 5.7 and MariaDB
+    have none. A value the server reports wins where the threads exist."""
+    from innoflush.simulator.flavors import get_flavor
+
+    f97 = get_flavor("mysql-9.7")
+    assert not f97.log_writer_threads(None, 2, True)
+    assert not f97.log_writer_threads(None, 31, True) and f97.log_writer_threads(None, 32, True)
+    assert not f97.log_writer_threads(None, 4, False) and f97.log_writer_threads(None, 5, False)
+    assert f97.log_writer_threads(True, 2, True)
+    assert get_flavor("mysql-8.4").log_writer_threads(None, 2, True)
+    assert not get_flavor("mysql-8.0").log_writer_threads(False, 64, True)
+    for name in ("mysql-5.7", "mariadb-10.11", "mariadb-11.8"):
+        assert not get_flavor(name).log_writer_threads(True, 64, False)
+
+
+def test_mysql_writes_the_incomplete_last_redo_block_apart():
+    """MySQL 8.0+: a commit whose redo crosses a 512-byte block is two write calls (the
+    complete blocks, then the incomplete one through the write-ahead buffer): one
+    connection counts two Innodb_log_writes per commit, as MySQL 9.7.4 did (1.98); 5.7
+    and MariaDB write it in one."""
+    wl = Workload(connections=1, redo_bytes_per_trx=2600)
+    for flavor, per_commit in (("mysql-9.7", 2.0), ("mysql-5.7", 1.0)):
+        r = run(ServerConfig(flavor=flavor, log_bin=False), wl, profile=PLP)
+        assert r.status["Innodb_log_writes"] / r.commits == pytest.approx(per_commit,
+                                                                          abs=0.05)
+
+
+def test_mysql_fresh_server_flushes_little_in_its_first_half_minute():
+    """MySQL's adaptive flushing averages start at zero and are first refreshed after 30
+    passes: a server a few seconds old, its dirty pages under the low-water mark and its
+    checkpoint age under innodb_adaptive_flushing_lwm, asks for a page or none a pass;
+    one that has run long asks for about what the load dirties."""
+    from innoflush.simulator.config import ServerStart
+
+    cfg = ServerConfig(flavor="mysql-9.7", log_bin=False, innodb_io_capacity=10000,
+                       innodb_io_capacity_max=20000, innodb_redo_log_capacity=1 << 30)
+    wl = Workload(connections=1, pages_dirtied_per_trx=0.2)
+    flushed = {}
+    for uptime in (5, None):
+        r = simulate(cfg, wl, PLP, duration_s=8.0, seed=1,
+                     start=ServerStart(uptime_s=uptime))
+        flushed[uptime] = r.status["Innodb_pages_written"] / r.commits
+    assert flushed[5] < 0.02 < flushed[None]

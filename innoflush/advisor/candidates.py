@@ -17,6 +17,7 @@ from ..live.facts import ServerFacts
 from ..simulator.flavors import get_flavor
 from .device import DeviceFacts
 from .rules import Finding
+from .rules.flush_method import method_change
 
 
 @dataclass
@@ -83,8 +84,14 @@ def candidate_changes(f: ServerFacts, device: DeviceFacts | None) -> list[Candid
     flavor = get_flavor(f.sim_flavor)
     for m in flavor.flush_methods:
         if m != f.flush_method:
-            out.append(Candidate(f"flush-method={m}", "innodb_flush_method", f.flush_method,
-                                 m, {"innodb_flush_method": m},
+            setting, current, value = "innodb_flush_method", f.flush_method, m
+            if f.mariadb11_io_variables:
+                # in the variables MariaDB 11 sets (innodb_flush_method is deprecated
+                # there): what a DBA would type, as the findings say it
+                setting, value = method_change(f, m)[:2]
+                current = f"{f.flush_method} ({f.flush_method_source})"
+            out.append(Candidate(f"flush-method={m}", setting, current, value,
+                                 {"innodb_flush_method": m},
                                  unsafe=_method_risk(m, f, device)))
     if f.log_bin:
         for v in (1, 0):

@@ -7,8 +7,10 @@ import sys
 import click
 
 from ..charts.output import chart_options, check_targets, emit
-from ..errors import UsageError
+from ..errors import InnoflushError, OptionError
 from ..live.connect import connect, resolve_options, server_error
+from ..outfile import attempt
+from ..values import SEED
 
 HELP = """Read a live MySQL/MariaDB server and recommend innodb_flush_method,
 innodb_flush_log_at_trx_commit, sync_binlog, innodb_use_fdatasync and innodb_doublewrite,
@@ -39,7 +41,7 @@ Exit codes:
        missing privilege)
   1    other failure (no InnoDB on the server, server restarted or counters reset
        in every interval, lost connection not back within 60 s)
-  130  interrupted (Ctrl-C)
+  130  interrupted (Ctrl-C); 143 terminated (SIGTERM); 129 hung up (SIGHUP)
 """
 
 
@@ -72,7 +74,7 @@ class _AdviseCommand(click.Command):
             follows = arg in ("-p", "--password") and i + 1 < len(args) and \
                 not args[i + 1].startswith("-")
             if inline or follows:
-                raise UsageError(
+                raise OptionError(
                     "-p/--password takes no value: a password on the command line shows in "
                     "the process list; give -p alone to be prompted, or use --login-path, "
                     "--defaults-file or MYSQL_PWD")
@@ -113,9 +115,9 @@ class _AdviseCommand(click.Command):
               help="Seconds each step of connecting may take (TCP connect, the server's "
                    "greeting, the TLS and login handshake); > 0.")
 @click.option("--interval", type=float, default=10.0, show_default=True,
-              help="Seconds between the two SHOW GLOBAL STATUS snapshots (>= 1).")
+              help="Seconds between the two SHOW GLOBAL STATUS snapshots (1-3600).")
 @click.option("--samples", type=int, default=1, show_default=True,
-              help="Consecutive intervals to sample.")
+              help="Consecutive intervals to sample (1-1000).")
 @click.option("--profile", "profile_ref", default=None,
               help="Device profile of the datadir's storage: a name (`innoflush profiles "
                    "list`) or a JSON file.")
@@ -137,7 +139,7 @@ class _AdviseCommand(click.Command):
               help="Leave out the findings of this rule (repeatable); the ids are in "
                    "docs/advisor-rules.md and in each finding's id.")
 @click.option("--no-predict", is_flag=True, help="Skip the simulated predictions.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Simulation seed.")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Simulation seed.")
 @click.option("--scheduler", metavar="URL", envvar="INNOFLUSH_SCHEDULER", default=None,
               help="Run the predictions' simulations on a Dask cluster: its scheduler, "
                    "tcp://HOST:PORT (env INNOFLUSH_SCHEDULER; needs innoflush[dask]); "
@@ -161,21 +163,21 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
                    seed, scheduler, as_json, prom_path, html_file, png_dir) -> None:
     import pymysql
 
+    from ..live.sampling import check_sampling
     from ..profiles import load_profile
+    from ..simulator.cli import MAX_CONNECTIONS
     from .advise import advise
     from .report import render_text, to_json
     from .rules import check_rule_ids
 
-    if interval < 1:
-        raise UsageError(f"--interval must be at least 1 second (got {interval:g})")
-    if samples < 1:
-        raise UsageError(f"--samples must be at least 1 (got {samples})")
-    if connections is not None and connections < 1:
-        raise UsageError("--connections must be at least 1")
+    check_sampling(interval, samples)
+    if connections is not None and not 1 <= connections <= MAX_CONNECTIONS:
+        raise OptionError(f"--connections must be at least 1 and at most {MAX_CONNECTIONS} "
+                          f"(the simulator's; got {connections})")
     if cpu_cores is not None and cpu_cores < 1:
-        raise UsageError("--cpu-cores must be at least 1")
+        raise OptionError("--cpu-cores must be at least 1")
     if profile_ref and measure:
-        raise UsageError("give --profile or --measure, not both")
+        raise OptionError("give --profile or --measure, not both")
     ignore_rules = check_rule_ids(ignore_rules)   # exit 2 before connecting
     if prom_path is not None:
         from ..prom import check_prom_path
@@ -191,7 +193,7 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
     click_ctx = click.get_current_context()
     executor = _executor(click_ctx, scheduler, (profile_ref or measure) and not no_predict)
     if inventory is None and concurrency is not None:
-        raise UsageError("--concurrency needs --inventory")
+        raise OptionError("--concurrency needs --inventory")
     if inventory is not None:
         from ..fleet.cli import advise_inventory, check_fleet_options
         from ..fleet.run import DEFAULT_CONCURRENCY, FleetSettings
@@ -241,9 +243,12 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
         raise server_error(exc, opts) from None
     finally:
         session.close()
-    emit("advise", report, html_file, png_dir, render_text(report))
+    failures: list[InnoflushError] = []   # raised after the report: the sampling is kept
+    attempt(failures, lambda: emit("advise", report, html_file, png_dir, render_text(report)))
     click.echo(to_json(report) if as_json else render_text(report), nl=False)
-    write_report_prom(prom_path, report)
+    attempt(failures, lambda: write_report_prom(prom_path, report))
+    if failures:
+        raise failures[0]
     if report["exit_code"]:
         sys.exit(report["exit_code"])
 

@@ -54,6 +54,12 @@ def _float_var(f: ServerFacts, name: str, default: float) -> float:
     return v if 0 <= v <= 99 else default
 
 
+def _bool_var(f: ServerFacts, name: str) -> bool | None:
+    """ON/OFF (1/0) as the server shows it; None where it has no such variable."""
+    return {"ON": True, "1": True, "OFF": False, "0": False}.get(
+        str(f.variables.get(name, "")).upper())
+
+
 def config_from_facts(f: ServerFacts, cpu_cores: int, datadir: str | None = None
                       ) -> tuple[ServerConfig, list[str]]:
     """The server's current settings as a simulator ServerConfig (and what was mapped).
@@ -76,8 +82,7 @@ def config_from_facts(f: ServerFacts, cpu_cores: int, datadir: str | None = None
     redo = max(8 * MiB, f.redo_capacity_bytes or 100 * MiB)
     bp = max(8 * MiB, f.buffer_pool_bytes or 128 * MiB)
     dw_pages = _int_var(f, "innodb_doublewrite_pages") or None
-    buffering = str(f.variables.get("innodb_log_file_buffering", "")).upper()
-    log_buffering = {"ON": True, "1": True, "OFF": False, "0": False}.get(buffering)
+    log_buffering = _bool_var(f, "innodb_log_file_buffering")
     io_cores = None
     if datadir is not None:
         try:
@@ -96,6 +101,7 @@ def config_from_facts(f: ServerFacts, cpu_cores: int, datadir: str | None = None
         innodb_flush_log_at_timeout=min(2700.0, max(0.001, f.flush_log_at_timeout)),
         innodb_use_fdatasync=f.use_fdatasync, log_bin=f.log_bin,
         innodb_log_file_buffering=log_buffering,
+        innodb_log_writer_threads=_bool_var(f, "innodb_log_writer_threads"),
         sync_binlog=max(0, f.sync_binlog),
         binlog_group_commit_sync_delay=max(0, _int_var(f, "binlog_group_commit_sync_delay", 0)
                                            or 0),

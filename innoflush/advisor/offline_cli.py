@@ -9,7 +9,8 @@ import click
 from click.core import ParameterSource
 
 from ..charts.output import emit
-from ..errors import UsageError
+from ..errors import InnoflushError, OptionError
+from ..outfile import attempt
 from .report import render_text, to_json
 
 # Options that only mean something against a live server.
@@ -32,9 +33,9 @@ def advise_from(click_ctx: click.Context, path: str, *, profile, measure: bool,
     given = [flags.get(name, name) for name in LIVE_ONLY
              if click_ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)]
     if given:
-        raise UsageError("--from reads a capture, not a server: drop " + ", ".join(given))
+        raise OptionError("--from reads a capture, not a server: drop " + ", ".join(given))
     if measure:
-        raise UsageError("--measure probes the server's device now; with --from give the "
+        raise OptionError("--measure probes the server's device now; with --from give the "
                          "device as --profile")
     interval = None
     if click_ctx.get_parameter_source("interval") is not ParameterSource.DEFAULT:
@@ -44,11 +45,14 @@ def advise_from(click_ctx: click.Context, path: str, *, profile, measure: bool,
                             connections=connections, predict=predict, seed=seed,
                             cpu_cores=cpu_cores, workload_profile=workload_profile,
                             ignore_rules=ignore_rules, executor=executor)
-    emit("advise", report, html_file, png_dir, render_text(report))
+    failures: list[InnoflushError] = []   # raised after the report is printed
+    attempt(failures, lambda: emit("advise", report, html_file, png_dir, render_text(report)))
     click.echo(to_json(report) if as_json else render_text(report), nl=False)
     if prom_path is not None:
         from ..prom import advise_metrics, write_prom
 
-        write_prom(prom_path, advise_metrics(report))
+        attempt(failures, lambda: write_prom(prom_path, advise_metrics(report)))
+    if failures:
+        raise failures[0]
     if report["exit_code"]:
         sys.exit(report["exit_code"])

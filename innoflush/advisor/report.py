@@ -10,7 +10,9 @@ JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
 - ``exit_code``: 0 nothing to change, 3 recommendations made, 4 the model cannot explain
   the observed workload (no effect predicted).
 - ``server``: ``title``, ``product`` (mysql|percona|mariadb), ``version``,
-  ``version_comment``, ``sim_flavor`` (simulator flavor), ``role``
+  ``version_comment``, ``version_with_update`` (MySQL 9.7's MAJOR.MINOR.PATCH.UPDATE
+  version; null where the server has no such variable), ``sim_flavor`` (simulator
+  flavor), ``role``
   (primary|replica|galera|read-only), ``role_detail``, ``datadir``, ``datadir_filesystem``
   (null unless the server runs on this host), ``connection`` {``target``, ``user``,
   ``tls`` (the session's, as the server reports it; null: not read), ``tls_version``,
@@ -111,7 +113,8 @@ def build_report(*, facts, conn_public: dict, datadir_fs, device, durability: st
                       else EXIT_RECOMMENDATIONS if findings else EXIT_NOTHING),
         "server": {
             "title": facts.title, "product": facts.product, "version": facts.version,
-            "version_comment": facts.version_comment, "sim_flavor": facts.sim_flavor,
+            "version_comment": facts.version_comment,
+            "version_with_update": facts.version_with_update, "sim_flavor": facts.sim_flavor,
             "role": facts.role, "role_detail": facts.role_detail, "datadir": facts.datadir,
             "datadir_filesystem": datadir_fs, "connection": conn_public,
             "replication": facts.replication.to_dict() if facts.replication else None,
@@ -188,12 +191,14 @@ def render_text(r: dict) -> str:
     s = r["server"]
     st = r["settings"]
     src = r.get("source") or {}
+    version = s["version"] + (f"; version_with_update {s['version_with_update']}"
+                              if s.get("version_with_update") else "")
     if s["connection"]:
-        out.append(f"innoflush advise — {s['title']} ({s['version']}) at "
+        out.append(f"innoflush advise — {s['title']} ({version}) at "
                    f"{s['connection']['target']} as {s['connection']['user']}")
         out.append(_connection_line(s["connection"]))
     else:
-        out.append(f"innoflush advise — {s['title']} ({s['version']}) from the capture "
+        out.append(f"innoflush advise — {s['title']} ({version}) from the capture "
                    f"{src.get('path')} ({src.get('snapshots')} status snapshots)")
     out.append(f"role: {s['role']} ({s['role_detail']}); simulator flavor {s['sim_flavor']}"
                + (f"; datadir {s['datadir']} on {s['datadir_filesystem']}"
@@ -457,6 +462,12 @@ def _fit_text(fit: dict | None) -> list[str]:
     return out
 
 
+def _candidate_change(c: dict) -> str:
+    """setting=value; a MariaDB 11 flush-method candidate already reads that way, one
+    variable or several (innodb_doublewrite=ON, innodb_data_file_buffering=OFF)."""
+    return c["candidate"] if "=" in c["candidate"] else f"{c['setting']}={c['candidate']}"
+
+
 def _candidates_text(cands: list[dict]) -> list[str]:
     if not cands or not any(c.get("predicted") for c in cands):
         return []
@@ -483,9 +494,9 @@ def _candidates_text(cands: list[dict]) -> list[str]:
     for c in cands:
         if c["unsafe"] and c.get("predicted"):
             ch = c["predicted"]["change"]
-            out.append(f"  - {c['setting']}={c['candidate']}: would give {_pct(ch['tps_pct'])} "
+            out.append(f"  - {_candidate_change(c)}: would give {_pct(ch['tps_pct'])} "
                        f"TPS ({_likely(c['predicted'])}); not advised: {c['unsafe']}")
     for c in cands:
         if horizon := _horizon_text(c.get("predicted")):
-            out.append(f"  - {c['setting']}={c['candidate']}: {horizon}")
+            out.append(f"  - {_candidate_change(c)}: {horizon}")
     return out

@@ -5,13 +5,13 @@ never loads matplotlib."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from ..errors import UsageError
+from ..outfile import check_output_target, kind_of, write_output
 
 HTML_HELP = "Also write a self-contained HTML page (charts inline as SVG) to FILE."
 PNG_HELP = "Also write the page's charts as PNG files into DIR (created if missing)."
@@ -26,45 +26,22 @@ def chart_options(func: Callable) -> Callable:
 
 def check_targets(html_file: str | None, png_dir: str | None) -> None:
     """Refuse, before anything runs, a page or a PNG directory that could not be written:
-    a missing or read-only directory, a directory where the page would go, a file where
-    the PNG directory would go. --png's directory is created here."""
+    a missing or read-only directory, a directory, device, FIFO or socket where the page
+    would go (innoflush/outfile.py), anything but a directory where the PNG directory would
+    go. --png's directory is created here."""
     if html_file is not None:
-        p = Path(html_file)
-        if p.is_dir():
-            raise UsageError(f"--html {html_file}: is a directory (give a file name)")
-        parent = p.parent if str(p.parent) else Path(".")
-        if not parent.is_dir():
-            raise UsageError(f"--html {html_file}: no such directory {parent}")
-        if not os.access(parent, os.W_OK | os.X_OK) or \
-                (p.exists() and not os.access(p, os.W_OK)):
-            raise UsageError(f"--html {html_file}: cannot write there (permission denied)")
+        check_output_target(html_file, "--html")
     if png_dir is not None:
-        d = Path(png_dir)
+        d = Path(os.path.realpath(png_dir))   # a symlink to a directory is followed
         if d.exists() and not d.is_dir():
-            raise UsageError(f"--png {png_dir}: exists and is not a directory")
+            what = kind_of(d.stat().st_mode) or "a regular file"
+            raise UsageError(f"--png {png_dir}: exists and is {what}, not a directory")
         try:
             d.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"--png {png_dir}: cannot create it ({exc.strerror})") from None
         if not os.access(d, os.W_OK | os.X_OK):
             raise UsageError(f"--png {png_dir}: cannot write there (permission denied)")
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write path through a temporary file in its directory, then rename: a reader never
-    sees half a page, and a failure leaves the previous file as it was."""
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def png_name(command: str, chart: str) -> str:
@@ -86,12 +63,12 @@ def emit(kind: str, data: dict, html_file: str | None, png_dir: str | None,
     written = []
     if html_file is not None:
         path = Path(html_file)
-        write_atomic(path, render_html(page).encode("utf-8"))
+        write_output(path, render_html(page), "--html")
         written.append(path)
     if png_dir is not None:
         check_targets(None, png_dir)     # created if it went away during the run
         for chart in page.charts:
             path = Path(png_dir) / png_name(page.command, chart.name)
-            write_atomic(path, to_png(chart.figure))
+            write_output(path, to_png(chart.figure), "--png")
             written.append(path)
     return written

@@ -7,6 +7,8 @@ directories, vaulted values — is not):
   first section; ``[group]``, ``[group:vars]`` (``key=value`` lines), ``[group:children]``
   (group names); ranges in host names, ``db[01:10]`` (the width of the first bound kept)
   and ``node[a:f]``, with an optional stride ``[1:9:2]``. ``#`` and ``;`` start comments.
+  A name ``host:port`` or ``[ipv6]:port`` (both formats) gives the host its address and
+  ``mysql_port`` (``hosts.address_vars``); at most ``MAX_HOSTS`` hosts, ranges expanded.
 - YAML: ``all:`` (and any other top-level group) with ``hosts:`` (name -> variables or
   nothing), ``vars:``, ``children:`` (name -> the same structure), ranges in host names
   as in INI.
@@ -21,7 +23,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from .hosts import Host, InventoryError
+from .hosts import MAX_HOSTS, Host, InventoryError, address_vars, is_bracketed_ipv6
 
 
 @dataclass
@@ -39,12 +41,17 @@ class _Tree:
     groups: dict[str, _Group] = field(default_factory=dict)
     host_vars: dict[str, dict[str, str]] = field(default_factory=dict)
     where: dict[str, str] = field(default_factory=dict)
+    walked: set[tuple[str, int]] = field(default_factory=set)   # (group, id(YAML body))
 
     def group(self, name: str) -> _Group:
         return self.groups.setdefault(name, _Group())
 
     def add_host(self, name: str, group: str, vars_: dict[str, str], where: str) -> None:
-        self.host_vars.setdefault(name, {}).update(vars_)
+        if name not in self.host_vars and len(self.host_vars) >= MAX_HOSTS:
+            raise InventoryError(f"{where}: more than {MAX_HOSTS} hosts: advise the fleet "
+                                 "in parts (an inventory each)")
+        # the name's own host:port first, the line's variables over it
+        self.host_vars.setdefault(name, address_vars(name, where)).update(vars_)
         self.where.setdefault(name, where)
         g = self.group(group)
         if name not in g.hosts:
@@ -54,8 +61,24 @@ class _Tree:
 _RANGE = re.compile(r"\[([0-9]+|[a-zA-Z]):([0-9]+|[a-zA-Z])(?::([0-9]+))?\]")
 
 
+def _range_size(pattern: str) -> int:
+    """How many names pattern's ranges make, without making them."""
+    n = 1
+    for m in _RANGE.finditer(pattern):
+        lo, hi, stride = m.group(1), m.group(2), max(1, int(m.group(3) or 1))
+        if lo.isdigit() == hi.isdigit():
+            ends = (int(lo), int(hi)) if lo.isdigit() else (ord(lo), ord(hi))
+            n *= max(1, len(range(ends[0], ends[1] + 1, stride)))
+    return n
+
+
 def expand_range(pattern: str, where: str) -> list[str]:
-    """``db[01:03]`` -> db01, db02, db03 (Ansible's host ranges; several ranges multiply)."""
+    """``db[01:03]`` -> db01, db02, db03 (Ansible's host ranges; several ranges multiply);
+    at most MAX_HOSTS names."""
+    size = _range_size(pattern)
+    if size > MAX_HOSTS:
+        raise InventoryError(f"{where}: {pattern!r} makes {size:,} hosts; an inventory "
+                             f"holds at most {MAX_HOSTS}")
     m = _RANGE.search(pattern)
     if not m:
         return [pattern]
@@ -104,7 +127,7 @@ def parse_ini(text: str, source: str) -> list[Host]:
         line = raw.strip()
         if not line or line[0] in "#;":
             continue
-        if line.startswith("["):
+        if line.startswith("[") and not is_bracketed_ipv6(line):   # [::1]:3601 is a host
             m = _SECTION.match(line)
             if not m or (m.group(2) or "hosts") not in ("hosts", "vars", "children"):
                 raise InventoryError(f"{where}: not a section header ([group], "
@@ -180,8 +203,11 @@ def _scalar_vars(d, where: str) -> dict[str, str]:
 def _yaml_group(tree: _Tree, name: str, body, path: str) -> None:
     g = tree.group(name)
     where = f"{tree.source}: {path}"
-    if body is None:
+    if body is None or (name, id(body)) in tree.walked:
+        # the second time a YAML alias brings the same group: walking it again adds
+        # nothing, and aliases of aliases would double the walk at each level
         return
+    tree.walked.add((name, id(body)))
     if not isinstance(body, dict):
         raise InventoryError(f"{where}: a group is a mapping with hosts, vars, children")
     unknown = set(body) - {"hosts", "vars", "children"}
@@ -235,16 +261,19 @@ def _resolve(tree: _Tree) -> list[Host]:
     # the groups each host is in, directly or through a child group
     member: dict[str, set[str]] = {h: set() for h in tree.host_vars}
 
-    def add(group: str, seen: frozenset[str]) -> set[str]:
-        g = tree.groups[group]
-        hosts = set(g.hosts)
-        for c in g.children:
-            if c not in seen:
-                hosts |= add(c, seen | {c})
-        return hosts
+    # each group's hosts once: walking shared child groups again from every parent
+    # doubles at each level of a ladder of them (a small file, hours of work)
+    hosts_of: dict[str, set[str]] = {}
+
+    def add(group: str) -> set[str]:
+        if group not in hosts_of:
+            hosts_of[group] = set()     # a loop back through "all" adds nothing
+            g = tree.groups[group]
+            hosts_of[group] = set(g.hosts).union(*(add(c) for c in g.children))
+        return hosts_of[group]
 
     for name in tree.groups:
-        for h in add(name, frozenset({name})):
+        for h in add(name):
             member[h].add(name)
     out = []
     for h, own in tree.host_vars.items():

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..errors import UsageError
+from ..errors import OptionError
 from ..live.connect import resolve_options
 from .inventory import load_inventory
 from .run import FleetSettings, advise_fleet
@@ -22,10 +22,10 @@ REFUSED = (("host", "-h/--host"), ("port", "-P/--port"), ("socket", "-S/--socket
 def check_fleet_options(given: dict, concurrency: int | None) -> None:
     for key, flag in REFUSED:
         if given.get(key) not in (None, False):
-            raise UsageError(f"{flag} cannot be used with --inventory (the inventory gives "
+            raise OptionError(f"{flag} cannot be used with --inventory (the inventory gives "
                              "each host; see docs/commands/advise-inventory.md)")
     if concurrency is not None and concurrency < 1:
-        raise UsageError(f"--concurrency must be at least 1 (got {concurrency})")
+        raise OptionError(f"--concurrency must be at least 1 (got {concurrency})")
 
 
 def advise_inventory(inventory: str, concurrency: int, settings: FleetSettings,

@@ -26,8 +26,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .. import infile
 from . import ansible
-from .hosts import Host, InventoryError
+from .hosts import MAX_HOSTS, Host, InventoryError
 
 __all__ = ["Host", "InventoryError", "inventory_format", "load_inventory", "parse_inventory"]
 
@@ -35,16 +36,11 @@ __all__ = ["Host", "InventoryError", "inventory_format", "load_inventory", "pars
 def load_inventory(path: str | Path) -> list[Host]:
     """The hosts of the inventory at path, in the order they first appear."""
     p = Path(path).expanduser()
+    text = infile.read_text(p, "inventory file", error=InventoryError)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InventoryError(f"{p}: no such inventory file") from None
-    except IsADirectoryError:
-        raise InventoryError(f"{p}: is a directory, not an inventory file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InventoryError(f"{p}: cannot read the inventory "
-                             f"({exc.__class__.__name__})") from None
-    hosts = parse_inventory(text, str(p), inventory_format(p.name, text))
+        hosts = parse_inventory(text, str(p), inventory_format(p.name, text))
+    except RecursionError:   # YAML's parser recurses once a level: [[[[... or indentation
+        raise InventoryError(f"{p}: nested too deeply to be an inventory") from None
     if not hosts:
         raise InventoryError(f"{p}: the inventory has no hosts")
     for h in hosts:   # a bad port fails now, before any host is advised
@@ -98,5 +94,8 @@ def parse_list(text: str, source: str) -> list[Host]:
         vars_ = {"ansible_host": m["v6"] or m["host"]}
         if m["port"]:
             vars_["mysql_port"] = m["port"]
+        if line not in hosts and len(hosts) >= MAX_HOSTS:
+            raise InventoryError(f"{source}:{n}: more than {MAX_HOSTS} hosts: advise the "
+                                 "fleet in parts (an inventory each)")
         hosts.setdefault(line, Host(line, (), vars_, f"{source}:{n}"))
     return list(hosts.values())

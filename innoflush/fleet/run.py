@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InnoflushError
+from ..errors import InnoflushError, OptionError
 from ..live.connect import (
     ConnectError,
     ConnectionOptions,
@@ -167,6 +167,8 @@ def _kind(exc: InnoflushError) -> str:
         return "privilege"
     if type(exc) is InnoflushError:
         return "failure"
+    if isinstance(exc, OptionError):   # a host's value of an option (its port, its TLS)
+        return "usage"
     # UsageError -> usage, SamplingError -> sampling, ProfileError -> profile
     return exc.__class__.__name__.removesuffix("Error").lower() or "failure"
 

@@ -57,10 +57,12 @@ import numpy as np
 from tabulate import tabulate
 
 from .. import __version__
-from ..errors import InnoflushError, UsageError
+from ..errors import InnoflushError, OptionError
+from ..jsonfile import check_store
 from ..live.facts import filesystem_of
 from ..live.pages import page_counts, page_reentry
 from ..measure.probe import sync_call_cpu_us
+from ..outfile import OutputFailed, attempt
 from ..profiles import load_profile
 from ..profiles.model import NAME_RE
 from ..simulator import Workload
@@ -271,14 +273,12 @@ def lab_calibrate(opts: LabOptions, save: str | None = None, force: bool = False
     opts = replace(opts, trx_commits=[0], watch_extensions=True, advise=False)
     if save is not None:
         if save in RESERVED_NAMES:
-            raise UsageError(f"--save {save}: {' and '.join(RESERVED_NAMES)} are the load "
+            raise OptionError(f"--save {save}: {' and '.join(RESERVED_NAMES)} are the load "
                              "generator's workloads (lab run --workload); choose another name")
         if not NAME_RE.match(save):
-            raise UsageError(f"bad workload name {save!r}: use lowercase letters, digits, "
+            raise OptionError(f"bad workload name {save!r}: use lowercase letters, digits, "
                              "'.', '_' and '-'")
-        if (workload_dir() / f"{save}.json").exists() and not force:
-            raise UsageError(f"workload {save!r} already exists at "
-                             f"{workload_dir() / (save + '.json')} (use --force to replace it)")
+        check_store(workload_dir(), save, "workload", force)   # before the runs
     if opts.backend == "docker":
         docker_server_class()
     if opts.emulate:
@@ -301,16 +301,20 @@ def lab_calibrate(opts: LabOptions, save: str | None = None, force: bool = False
             storage=host)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    path = save_workload(wp, overwrite=force) if save else None
-    return {"schema": SCHEMA, "backend": opts.backend, "image": opts.image,
-            "server": server, "storage": {"datadir_on": str(base.parent), "filesystem": fs},
-            "emulation": emu, "host": {"cpu_cores": os.cpu_count() or 1,
-                                       "name": platform.node()},
-            "workload_spec": workload_spec(opts, opts.connections[0]),
-            "runs": runs, "derivation": derivations,
-            "host_costs": (wp.provenance.get("calibration") or {}).get("host_costs"),
-            "profile": wp.to_dict(), "saved": str(path) if path else None,
-            "warnings": warnings}
+    failures: list[InnoflushError] = []
+    path = attempt(failures, lambda: save_workload(wp, overwrite=force)) if save else None
+    report = {"schema": SCHEMA, "backend": opts.backend, "image": opts.image,
+               "server": server, "storage": {"datadir_on": str(base.parent), "filesystem": fs},
+               "emulation": emu, "host": {"cpu_cores": os.cpu_count() or 1,
+                                          "name": platform.node()},
+               "workload_spec": workload_spec(opts, opts.connections[0]),
+               "runs": runs, "derivation": derivations,
+               "host_costs": (wp.provenance.get("calibration") or {}).get("host_costs"),
+               "profile": wp.to_dict(), "saved": str(path) if path else None,
+               "warnings": warnings}
+    if failures:   # the runs are not lost: the command prints the report, then the error
+        raise OutputFailed(failures[0], report)
+    return report
 
 
 def pooled_page_reentry(measured) -> dict | None:

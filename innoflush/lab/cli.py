@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shlex
@@ -10,11 +11,14 @@ from collections.abc import Callable
 
 import click
 
+from .. import signals
 from ..charts.output import chart_options, check_targets, emit
-from ..errors import UsageError
+from ..errors import InnoflushError, OptionError, UsageError
 from ..executor import make_executor
+from ..outfile import OutputFailed, attempt, check_output_target, write_output
 from ..simulator.workload_profile import load_workload
 from ..units import parse_list, parse_size
+from ..values import SEED
 from . import change_report, validate_report
 from . import report as run_report
 from .calibrate import lab_calibrate
@@ -23,6 +27,7 @@ from .change_validation import DEFAULT_CHANGES, ChangeValidateOptions, lab_chang
 from .command_spec import PLACEHOLDERS, WorkloadCommand, workload_commands
 from .options import BACKENDS, LabOptions
 from .run import lab_run
+from .server_args import SERVER_OPTION_HELP, parse_server_options
 from .validate import ValidateOptions, command_line, lab_validate
 from .workload import KINDS
 
@@ -38,8 +43,8 @@ against each server during its workload; its findings are in the report.
 \b
 Without --profile the storage under --datadir-on is measured first (as --measure).
 The servers' datadirs are created under --datadir-on (default: the current
-directory) and removed afterwards; no server is left running, also on errors and
-Ctrl-C.
+directory) and removed afterwards; no server is left running, also on errors,
+Ctrl-C, SIGTERM and SIGHUP.
 
 \b
 Exit codes:
@@ -48,27 +53,21 @@ Exit codes:
   1    failure (server did not start: its error log's [ERROR] lines follow the error
        line; workload or backend failure)
   130  interrupted (Ctrl-C): client processes and server stopped, files removed
+  143  terminated (SIGTERM), 129 hung up (SIGHUP): the same
 """
 
 
 def _rows_range(text: str) -> tuple[int, int]:
     m = re.fullmatch(r"\s*(\d+)\s*(?:(?:-|\.\.)\s*(\d+)\s*)?", text or "")
     if not m:
-        raise UsageError(f"--rows-per-trx {text!r}: give N or MIN-MAX (e.g. 1-10)")
+        raise OptionError(f"--rows-per-trx {text!r}: give N or MIN-MAX (e.g. 1-10)")
     lo = int(m.group(1))
     hi = int(m.group(2)) if m.group(2) else lo
     return lo, hi
 
 
 def _extra(items: tuple[str, ...]) -> dict:
-    out: dict = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        name = name.strip().lstrip("-")
-        if not name or not re.fullmatch(r"[A-Za-z0-9_-]+", name):
-            raise UsageError(f"--server-option {item!r}: give NAME=VALUE or NAME")
-        out[name.replace("-", "_")] = value.strip() if sep else None
-    return out
+    return parse_server_options(items)   # exit 2 before anything runs
 
 
 def resolve_workload(value: str, rows_per_trx: str | None) -> tuple[str, tuple[int, int],
@@ -124,7 +123,7 @@ def one_command(cmd: str | None, prepare: str | None) -> WorkloadCommand | None:
     """lab run's and calibrate's --workload-cmd (one), or None."""
     if cmd is None:
         if prepare is not None:
-            raise UsageError("--workload-prepare needs --workload-cmd")
+            raise OptionError("--workload-prepare needs --workload-cmd")
         return None
     return workload_commands([cmd], [prepare] if prepare is not None else [])[0]
 
@@ -154,18 +153,23 @@ def _progress(enabled: bool):
 
 
 def _interruptible(call):
-    """call(), and on Ctrl-C the one line that says what was cleaned up (exit 130)."""
+    """call(), and on Ctrl-C, SIGTERM or SIGHUP (innoflush/signals.py) the one line that
+    says what was cleaned up (exit 130, 143, 129)."""
     try:
         return call()
-    except KeyboardInterrupt:
-        click.echo("innoflush: interrupted: the client processes and the server were "
-                   "stopped and the work directory removed", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as exc:
+        signum = signals.signal_of(exc)
+        # a hung-up terminal answers the write with EIO: the exit code must still be set
+        with contextlib.suppress(OSError):
+            click.echo(f"innoflush: {signals.stop_words(signum)}: the client processes and "
+                       "the server were stopped and the work directory removed", err=True)
+        sys.exit(signals.exit_code(signum))
 
 
 def server_choice_options(image_help: str, basedir_help: str,
                           backend_help: str | None = None) -> Callable[[Callable], Callable]:
-    """--backend, --image and --basedir (which server every run starts), in that order, for
+    """--backend, --image, --basedir and --server-root (which server every run starts), in
+    that order, for
     the lab's commands; each command words the help for its own use."""
     options = (
         click.option("--backend", type=click.Choice(list(BACKENDS)), default="local",
@@ -173,6 +177,11 @@ def server_choice_options(image_help: str, basedir_help: str,
         click.option("--image", default=None, help=image_help),
         click.option("--basedir", default=None, type=click.Path(file_okay=False),
                      help=basedir_help),
+        click.option("--server-root", default=None, metavar="DIR",
+                     help="A Debian root holding the server, run in a chroot (local "
+                          "backend): for a server this host's release lacks. A path, or "
+                          "a name under /var/lib/innoflush/roots: mysql-9.7, mariadb-11.8 "
+                          "(built by `make server-roots`). Needs root."),
     )
 
     return _stacked(options)
@@ -245,11 +254,11 @@ def lab_group() -> None:
               help="Measure the storage under --datadir-on first (the default without "
                    "--profile).")
 @click.option("--buffer-pool", default="256M", show_default=True,
-              help="innodb_buffer_pool_size.")
+              help="innodb_buffer_pool_size (at least 8M).")
 @click.option("--port", type=int, default=None,
               help="Fixed TCP port for the servers (default: a free one per run).")
 @click.option("--server-option", "server_options", multiple=True, metavar="NAME=VALUE",
-              help="Any other server option, repeatable (e.g. innodb_log_file_size=256M).")
+              help=SERVER_OPTION_HELP)
 @click.option("--no-advise", is_flag=True, help="Do not run advise against the servers.")
 @click.option("--emulate", "emulate_ref", default=None, metavar="PROFILE",
               help="Emulate this device (a profile name or file): the servers' fsync/"
@@ -259,15 +268,15 @@ def lab_group() -> None:
 @click.option("--emulate-channels", type=click.IntRange(0, 1), default=1, show_default=True,
               help="1: the emulated syncs share one cache-flush channel (they queue, as in "
               "the model); 0: each thread's syncs are delayed independently.")
-@click.option("--seed", type=int, default=1, show_default=True,
+@click.option("--seed", type=SEED, default=1, show_default=True,
               help="Workload and simulation seed.")
 @click.option("--json", "as_json", is_flag=True,
               help="JSON output (keys: innoflush/lab/report.py, and the README).")
 @chart_options
 @click.pass_context
-def run_command(ctx, backend, image, basedir, flush_method, trx_commit, sync_binlog, log_bin,
-                connections, duration, warmup, workload, rows_per_trx, workload_cmd,
-                workload_prepare, datadir_on, profile_ref, measure, buffer_pool, port,
+def run_command(ctx, backend, image, basedir, server_root, flush_method, trx_commit,
+                sync_binlog, log_bin, connections, duration, warmup, workload, rows_per_trx,
+                workload_cmd, workload_prepare, datadir_on, profile_ref, measure, buffer_pool, port,
                 server_options, no_advise, emulate_ref, emulate_channels, seed,
                 as_json, html_file, png_dir) -> None:
     parse_size(buffer_pool)
@@ -278,7 +287,7 @@ def run_command(ctx, backend, image, basedir, flush_method, trx_commit, sync_bin
                          "--workload-cmd (the command is the load)")
     kind, rows, workload_ref = resolve_workload(workload, rows_per_trx)
     opts = LabOptions(
-        backend=backend, image=image, basedir=basedir,
+        backend=backend, image=image, basedir=basedir, server_root=server_root,
         flush_methods=parse_list(flush_method), trx_commits=parse_list(trx_commit, int),
         sync_binlogs=_sync_binlog(sync_binlog), log_bin=log_bin,
         connections=parse_list(connections, int), duration_s=duration, warmup_s=warmup,
@@ -289,9 +298,13 @@ def run_command(ctx, backend, image, basedir, flush_method, trx_commit, sync_bin
         command=command)
     run_phase, line = _progress(not as_json and sys.stderr.isatty())
     report = _interruptible(lambda: lab_run(opts, progress=run_phase, progress_line=line))
-    emit("lab run", report, html_file, png_dir, run_report.render_text(report))
+    failures: list[InnoflushError] = []   # raised after the report: the runs are not lost
+    attempt(failures, lambda: emit("lab run", report, html_file, png_dir,
+                                   run_report.render_text(report)))
     click.echo(run_report.to_json(report) if as_json else run_report.render_text(report),
                nl=False)
+    if failures:
+        raise failures[0]
 
 
 CALIBRATE_HELP = """Measure what a transaction of the lab's workload costs on a real server
@@ -309,7 +322,7 @@ one's, and it keeps every count's for lab validate.
 
 \b
 Exit codes: 0 done; 2 usage error (bad option, the name exists without --force);
-1 failure (server, workload); 130 interrupted.
+1 failure (server, workload); 130 interrupted, 143 SIGTERM, 129 SIGHUP (all cleaned up).
 """
 
 
@@ -338,16 +351,17 @@ Exit codes: 0 done; 2 usage error (bad option, the name exists without --force);
               help="With --emulate: this host's storage profile (else a quick probe).")
 @click.option("--measure", is_flag=True, help="With --emulate: measure this host's storage.")
 @click.option("--buffer-pool", default="256M", show_default=True)
-@click.option("--server-option", "server_options", multiple=True, metavar="NAME=VALUE")
+@click.option("--server-option", "server_options", multiple=True, metavar="NAME=VALUE",
+              help=SERVER_OPTION_HELP)
 @click.option("--port", type=int, default=None)
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=SEED, default=1, show_default=True)
 @click.option("--save", "save_name", default=None, metavar="NAME",
               help="Save the profile in the workload store ($INNOFLUSH_HOME/workloads).")
 @click.option("--force", is_flag=True, help="Replace a saved profile of that name.")
 @click.option("--title", default=None, help="The profile's title.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.pass_context
-def calibrate_command(ctx, backend, image, basedir, flush_method, log_bin, connections,
+def calibrate_command(ctx, backend, image, basedir, server_root, flush_method, log_bin, connections,
                       duration, warmup, workload, rows_per_trx, workload_cmd, workload_prepare,
                       datadir_on, emulate_ref, emulate_channels, profile_ref, measure,
                       buffer_pool, server_options, port, seed, save_name, force, title,
@@ -358,13 +372,14 @@ def calibrate_command(ctx, backend, image, basedir, flush_method, log_bin, conne
         raise UsageError(f"{' and '.join(_given(ctx, 'workload', 'rows_per_trx'))}: not with "
                          "--workload-cmd (the command is the load)")
     if (profile_ref or measure) and not emulate_ref:
-        raise UsageError("--profile/--measure describe this host's storage for --emulate; "
+        raise OptionError("--profile/--measure describe this host's storage for --emulate; "
                          "without --emulate the calibration needs no device profile")
     methods = parse_list(flush_method)
     if len(methods) != 1:
-        raise UsageError("--flush-method: give one (the calibration has no sync at commit)")
+        raise OptionError("--flush-method: give one (the calibration has no sync at commit)")
     opts = LabOptions(
-        backend=backend, image=image, basedir=basedir, flush_methods=methods,
+        backend=backend, image=image, basedir=basedir, server_root=server_root,
+        flush_methods=methods,
         trx_commits=[0], log_bin=log_bin, connections=parse_list(connections, int),
         duration_s=duration, warmup_s=warmup, workload=workload,
         rows_per_trx=_rows_range(rows_per_trx), datadir_on=datadir_on,
@@ -372,11 +387,17 @@ def calibrate_command(ctx, backend, image, basedir, flush_method, log_bin, conne
         extra=_extra(server_options), advise=False, seed=seed, emulate=emulate_ref,
         emulate_channels=emulate_channels, command=command)
     run_phase, line = _progress(not as_json and sys.stderr.isatty())
-    report = _interruptible(lambda: lab_calibrate(opts, save=save_name, force=force,
-                                                  title=title, progress=run_phase,
-                                                  progress_line=line))
+    failure = None
+    try:
+        report = _interruptible(lambda: lab_calibrate(opts, save=save_name, force=force,
+                                                      title=title, progress=run_phase,
+                                                      progress_line=line))
+    except OutputFailed as exc:   # not saved: the report first, then the error
+        report, failure = exc.report, exc
     click.echo(json.dumps(report, indent=2, default=str) if as_json
                else render_calibrate_text(report), nl=not as_json)
+    if failure is not None:
+        raise failure
 
 
 VALIDATE_HELP = """The model's prediction error on a real server: a matrix of connections ×
@@ -396,7 +417,8 @@ measures the storage (--measure, the default).
 
 \b
 Exit codes: 0 done (whatever the errors); 2 usage error; 1 a cell failed twice (the
-report is still written) or another failure; 130 interrupted.
+report is still written) or another failure; 130 interrupted, 143 SIGTERM, 129 SIGHUP
+(all cleaned up).
 """
 
 
@@ -432,7 +454,8 @@ report is still written) or another failure; 130 interrupted.
                  "(docs/commands/lab-validate.md).")
 @click.option("--changes", default=None, metavar="LIST",
               help="With --workload-cmd: the changes to validate, comma-separated "
-              f"[{','.join(DEFAULT_CHANGES)}].")
+              f"[{','.join(DEFAULT_CHANGES)}]; also trx-commit-binlog (trx_commit 1 -> 2 "
+              "with the binary log on).")
 @click.option("--settle-after", type=float, default=0.0, show_default=True,
               metavar="SECONDS",
               help="With --workload-cmd: after the warm-up, run each after run on until "
@@ -450,11 +473,12 @@ report is still written) or another failure; 130 interrupted.
 @click.option("--emulate-channels", type=click.IntRange(0, 1), default=1, show_default=True,
               help="1: emulated syncs share one cache-flush channel, as in the model.")
 @click.option("--buffer-pool", default="256M", show_default=True)
-@click.option("--server-option", "server_options", multiple=True, metavar="NAME=VALUE")
+@click.option("--server-option", "server_options", multiple=True, metavar="NAME=VALUE",
+              help=SERVER_OPTION_HELP)
 @click.option("--save-workload", default=None, metavar="NAME",
               help="Also save the calibration as a workload profile.")
 @click.option("--force", is_flag=True, help="Replace a saved workload of that name.")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=SEED, default=1, show_default=True)
 @click.option("--scheduler", metavar="URL", envvar="INNOFLUSH_SCHEDULER", default=None,
               help="Run the cells' predictions on a Dask cluster: its scheduler, "
                    "tcp://HOST:PORT (env INNOFLUSH_SCHEDULER; needs innoflush[dask]); "
@@ -469,7 +493,7 @@ report is still written) or another failure; 130 interrupted.
               "--json).")
 @chart_options
 @click.pass_context
-def validate_command(ctx, backend, image, basedir, devices, connections, flush_method,
+def validate_command(ctx, backend, image, basedir, server_root, devices, connections, flush_method,
                      trx_commit, duration, warmup, calibrate_duration, replicates,
                      workload_value, rows_per_trx, workload_cmd, workload_prepare, changes,
                      settle_after, preload_rows, datadir_on, profile_ref, measure, emulate_channels,
@@ -484,10 +508,10 @@ def validate_command(ctx, backend, image, basedir, devices, connections, flush_m
         if ctx.get_parameter_source("workload_value") == click.core.ParameterSource.COMMANDLINE:
             stale.append("--workload")
         if stale:
-            raise UsageError(f"{', '.join(stale)}: not with --workload-cmd (each cell is a "
+            raise OptionError(f"{', '.join(stale)}: not with --workload-cmd (each cell is a "
                              "change: --changes)")
         cvopts = ChangeValidateOptions(
-            lab=LabOptions(backend=backend, image=image, basedir=basedir,
+            lab=LabOptions(backend=backend, image=image, basedir=basedir, server_root=server_root,
                            connections=parse_list(connections, int), duration_s=duration,
                            warmup_s=warmup, datadir_on=datadir_on, profile_ref=profile_ref,
                            measure=measure, buffer_pool=buffer_pool,
@@ -503,14 +527,14 @@ def validate_command(ctx, backend, image, basedir, devices, connections, flush_m
             show_progress, charts)
         return
     if changes is not None:
-        raise UsageError("--changes is for --workload-cmd")
+        raise OptionError("--changes is for --workload-cmd")
     if settle_after:
-        raise UsageError("--settle-after is for --workload-cmd")
+        raise OptionError("--settle-after is for --workload-cmd")
     kind, rows, workload_ref = resolve_workload(workload_value, rows_per_trx)
     if preload_rows is not None and preload_rows < 1:
-        raise UsageError("--preload-rows must be at least 1")
+        raise OptionError("--preload-rows must be at least 1")
     lab = LabOptions(
-        backend=backend, image=image, basedir=basedir,
+        backend=backend, image=image, basedir=basedir, server_root=server_root,
         flush_methods=parse_list(flush_method), trx_commits=parse_list(trx_commit, int),
         connections=parse_list(connections, int), duration_s=duration, warmup_s=warmup,
         workload=kind, rows_per_trx=rows, datadir_on=datadir_on, profile_ref=profile_ref,
@@ -534,12 +558,7 @@ def _validate_output(renderer, run, as_json: bool, markdown_file: str | None,
     (text or JSON: the renderer module's render_text/to_json/render_markdown); exit 1
     when a cell failed."""
     if markdown_file:
-        try:
-            with open(markdown_file, "a", encoding="utf-8"):
-                pass
-        except OSError as exc:
-            raise UsageError(f"--markdown {markdown_file}: cannot write "
-                             f"({exc.strerror or exc})") from None
+        check_output_target(markdown_file, "--markdown")
     show = (not as_json and sys.stderr.isatty()) if show_progress is None else show_progress
 
     def run_phase(plan, phase: str, tag: str = "") -> None:
@@ -549,11 +568,18 @@ def _validate_output(renderer, run, as_json: bool, markdown_file: str | None,
     def line(text: str) -> None:
         click.echo(f"[validate] {text}", err=True)
     report = _interruptible(lambda: run(run_phase if show else None, line if show else None))
+    failures: list[InnoflushError] = []   # raised after the report: the runs are not lost
     if markdown_file:
-        with open(markdown_file, "w", encoding="utf-8") as f:
-            f.write(renderer.render_markdown(report))
-    emit("lab validate", report, *charts, renderer.render_text(report))
+        attempt(failures, lambda: write_output(markdown_file, renderer.render_markdown(report),
+                                               "--markdown"))
+    attempt(failures, lambda: emit("lab validate", report, *charts,
+                                   renderer.render_text(report)))
     click.echo(renderer.to_json(report) if as_json else renderer.render_text(report),
                nl=False)
+    not_saved = (report.get("calibration") or {}).get("save_error")
+    if not_saved:
+        failures.append(InnoflushError(f"the calibration was not saved: {not_saved}"))
+    if failures:
+        raise failures[0]
     if any("error" in c for d in report["devices"] for c in d.get("cells", [])):
         sys.exit(1)

@@ -19,8 +19,9 @@ counted in ``retries`` (the transaction is then replaced by a new one); any othe
 is counted in ``errors`` (its first messages kept) and the process reconnects once before
 giving up. Every run is bounded in time (``duration_s``; the parent waits at most
 ``duration_s`` + ``grace_s`` before terminating the processes) and in count
-(``max_trx_per_connection``). The processes ignore SIGINT: on Ctrl-C the parent sets the
-stop event, and joins (or terminates) them.
+(``max_trx_per_connection``). The processes ignore SIGINT and SIGHUP and run in a process
+group of their own: on Ctrl-C, SIGTERM or SIGHUP (innoflush/signals.py) the parent sets
+the stop event, joins them, and kills the group if one is still there.
 
     spec = WorkloadSpec(kind="insert", connections=4, duration_s=10)
     prepare(conn, spec)                        # schema and preload, in the parent
@@ -44,6 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pymysql
 
+from .. import signals
 from .workload import WorkloadError, WorkloadSpec, transactions
 
 # MySQL error codes a transaction is retried on (rolled back, replaced by a new one)
@@ -73,7 +75,8 @@ def _err_code(exc: BaseException) -> int | None:
 
 def _worker(idx: int, params: dict, spec: WorkloadSpec, start_ev, stop_ev, out_q) -> None:
     """One client process: connect, report ready, wait for start, commit until the end."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent stops us (stop_ev)
+    # the parent stops us (stop_ev; terminate() is SIGTERM): none of its handlers here
+    signals.child_dispositions()
     make = transactions(spec, idx)
 
     def connect():
@@ -334,23 +337,49 @@ class LoadRunner:
         self._ready: set[int] = set()
         self.pids: dict[int, int] = {}
         self.started_at: float | None = None
+        self.pgid: int | None = None        # the client processes' group (start())
 
     def start(self) -> LoadRunner:
-        # Children inherit SIGINT ignored (and Python keeps it so): a Ctrl-C in the
-        # terminal reaches the parent only, which stops them in order.
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # The children start with the stop signals blocked (they set their own
+        # dispositions first: a SIGTERM meant for the parent must not run its handler in
+        # a child) and in a process group of their own, the first one's: a Ctrl-C in the
+        # terminal or a `timeout` reaches the parent only, which stops them in order, and
+        # close() ends the whole group. Deferred too: a signal another thread takes is
+        # raised once each started process is in self.procs, which close() stops.
         try:
-            for i in range(self.spec.connections):
-                p = self.ctx.Process(target=_worker, name=f"innoflush-client-{i}",
-                                     args=(i, self.params, self.spec, self.start_ev,
-                                           self.stop_ev, self.out_q), daemon=True)
-                p.start()
-                self.procs.append(p)
-        finally:
-            signal.signal(signal.SIGINT, old)
+            with signals.blocked(), signals.deferred():
+                for i in range(self.spec.connections):
+                    p = self.ctx.Process(target=_worker, name=f"innoflush-client-{i}",
+                                         args=(i, self.params, self.spec, self.start_ev,
+                                               self.stop_ev, self.out_q), daemon=True)
+                    p.start()
+                    self.procs.append(p)
+                    self._join_group(p.pid)
+        except BaseException:
+            # __exit__ does not run when __enter__ raises
+            self.close()
+            raise
         return self
 
+    def _join_group(self, pid: int | None) -> None:
+        if pid is None:
+            return
+        try:
+            os.setpgid(pid, self.pgid or pid)
+        except OSError:
+            # gone already, or a spawned child that has exec'd: it is stopped one by one
+            return
+        self.pgid = self.pgid or pid
+
+    def _signal_group(self, sig: int) -> None:
+        # only while one of them is unreaped: the group's id cannot have been reused
+        if self.pgid is not None and any(p.exitcode is None for p in self.procs):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pgid, sig)
+
     def _take(self, timeout: float) -> bool:
+        # each step of the wait: a stop signal whose first raise CPython dropped
+        signals.check()
         try:
             msg = self.out_q.get(timeout=timeout)
         except queue.Empty:
@@ -431,10 +460,12 @@ class LoadRunner:
         return WorkloadResult(self.spec, clients, self.cpu_cores, notes)
 
     def close(self) -> None:
-        """Stop and reap every client process (terminate, then kill, if need be)."""
+        """Stop and reap every client process: the stop event, then after 5 s SIGKILL to
+        their process group (and to each, if one is not in it)."""
         self.stop()
         for p in self.procs:
             p.join(timeout=5)
+        self._signal_group(signal.SIGKILL)
         for p in self.procs:
             if p.is_alive():
                 p.terminate()

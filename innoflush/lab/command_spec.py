@@ -30,7 +30,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from ..errors import UsageError
+from ..errors import OptionError, UsageError
 
 PLACEHOLDERS = ("host", "port", "socket", "user", "password_file", "threads", "seconds",
                 "database")
@@ -52,11 +52,11 @@ class WorkloadCommand:
 
     def validate(self) -> None:
         if not self.command.strip():
-            raise UsageError(f"--workload-cmd {self.name}: the command is empty")
+            raise OptionError(f"--workload-cmd {self.name}: the command is empty")
         check_placeholders(self.command, "--workload-cmd")
         if self.prepare is not None:
             if not self.prepare.strip():
-                raise UsageError(f"--workload-prepare for {self.name}: the command is empty")
+                raise OptionError(f"--workload-prepare for {self.name}: the command is empty")
             check_placeholders(self.prepare, "--workload-prepare")
 
     def placeholders(self) -> set[str]:
@@ -141,7 +141,7 @@ def check_placeholders(text: str, option: str) -> None:
     """UsageError (one line) for a placeholder the lab does not know."""
     unknown = sorted({p for p in placeholders_in(text) if p not in PLACEHOLDERS})
     if unknown:
-        raise UsageError(f"{option}: unknown placeholder(s) "
+        raise OptionError(f"{option}: unknown placeholder(s) "
                          f"{', '.join('{' + u + '}' for u in unknown)}: use "
                          f"{' '.join('{' + p + '}' for p in PLACEHOLDERS)} "
                          "({{ and }} for literal braces)")
@@ -221,7 +221,7 @@ def workload_commands(commands: tuple[str, ...] | list[str],
             seen[base] = seen.get(base, 0) + 1
             name = base if seen[base] == 1 else f"{base} #{seen[base]}"
         elif name in {n for n, _ in named}:
-            raise UsageError(f"--workload-cmd: the name {name!r} is given twice")
+            raise OptionError(f"--workload-cmd: the name {name!r} is given twice")
         named.append((name, cmd))
     names = [n for n, _ in named]
     shared: str | None = None
@@ -229,19 +229,19 @@ def workload_commands(commands: tuple[str, ...] | list[str],
     for text in prepares:
         name, cmd = split_named(text)
         if name is not None and name not in names:
-            raise UsageError(f"--workload-prepare {name}=...: no --workload-cmd is named "
+            raise OptionError(f"--workload-prepare {name}=...: no --workload-cmd is named "
                              f"{name!r} (names: {', '.join(names) or 'none'})")
         if name is None:
             if shared is not None:
-                raise UsageError("--workload-prepare: give one bare command (for every "
+                raise OptionError("--workload-prepare: give one bare command (for every "
                                  "workload), or NAME=CMD per workload")
             shared = cmd
         elif name in own:
-            raise UsageError(f"--workload-prepare: {name!r} is given twice")
+            raise OptionError(f"--workload-prepare: {name!r} is given twice")
         else:
             own[name] = cmd
     if prepares and not commands:
-        raise UsageError("--workload-prepare needs --workload-cmd")
+        raise OptionError("--workload-prepare needs --workload-cmd")
     out = [WorkloadCommand(name, cmd, own.get(name, shared)) for name, cmd in named]
     for wc in out:
         wc.validate()

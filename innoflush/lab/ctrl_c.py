@@ -1,4 +1,4 @@
-"""Ctrl-C while a lab server starts: never lost, never in the middle of creating it.
+"""A stop signal while a lab server starts: never lost, never in the middle of creating it.
 
 Two things go wrong with the plain KeyboardInterrupt while a server is being started:
 
@@ -9,57 +9,47 @@ Two things go wrong with the plain KeyboardInterrupt while a server is being sta
 - An interrupt inside the call that creates the container (or spawns the server) can leave
   one created that we never learned about, so stop() could not remove it.
 
-``StartInterrupts`` takes SIGINT for the length of a start: a press is recorded and raised
-at once, except inside ``deferred()`` (raised when that block ends); ``check()``, called at
-each step of the wait, raises again a press whose first raise was dropped. It only does so
-on the main thread and when SIGINT has Python's default handler: a caller that installed
-its own keeps it.
+``StartInterrupts`` holds a start under the command's stop policy (innoflush/signals.py:
+SIGINT, SIGTERM and SIGHUP alike): a signal is recorded and raised at once, except inside
+``deferred()`` (raised when that block ends); ``check()``, called at each step of the
+wait, raises again a signal whose first raise was dropped. Under the CLI the command's
+own policy is already in place and this shares it; called as a library it takes the
+three signals for the length of the start — only on the main thread and only where a
+signal has its default handler: a caller that installed its own keeps it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import signal
 from collections.abc import Iterator
+
+from .. import signals
 
 
 class StartInterrupts:
     def __init__(self) -> None:
-        self.pressed = False
-        self._deferring = False
-        self._old = None
+        self._policy = signals.StopSignals()
+
+    @property
+    def pressed(self) -> bool:
+        """Whether a stop signal came (in this start, or the command's run so far)."""
+        return signals.received() is not None
 
     def __enter__(self) -> StartInterrupts:
-        try:
-            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-                self._old = signal.signal(signal.SIGINT, self._on_sigint)
-        except ValueError:        # not the main thread: SIGINT is not delivered here
-            self._old = None
+        self._policy.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
-            self._old = None
-
-    def _on_sigint(self, signum, frame) -> None:
-        self.pressed = True
-        if not self._deferring:
-            raise KeyboardInterrupt
+        self._policy.__exit__(*exc)
 
     def check(self) -> None:
-        """Raise KeyboardInterrupt if Ctrl-C was pressed (its first raise may have been
-        dropped by CPython)."""
-        if self.pressed:
-            raise KeyboardInterrupt
+        """Raise KeyboardInterrupt (signals.Interrupted) if a stop signal came (its first
+        raise may have been dropped by CPython)."""
+        signals.check()
 
     @contextlib.contextmanager
     def deferred(self) -> Iterator[None]:
-        """A press inside the block is raised when the block ends, so what the block
+        """A signal inside the block is raised when the block ends, so what the block
         creates is assigned before the interrupt and the caller's cleanup sees it."""
-        self._deferring = True
-        try:
+        with signals.deferred():
             yield
-        finally:
-            self._deferring = False
-        self.check()

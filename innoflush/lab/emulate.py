@@ -32,6 +32,7 @@ import simpy
 
 from ..errors import InnoflushError
 from ..measure import TestSpec, measure_profile
+from ..outfile import write_output
 from ..profiles import DeviceProfile, load_profile
 from ..profiles.store import user_home
 from ..simulator.device import Device
@@ -72,14 +73,18 @@ def build_library(cache_dir: Path | None = None) -> Path:
         raise EmulationError(f"cannot create {target.parent}: {exc.strerror}") from None
     src = target.with_suffix(".c")
     tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
-    src.write_bytes(_source())
-    proc = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(tmp), str(src), "-ldl",
-                           "-lpthread"], capture_output=True, text=True)
-    if proc.returncode != 0:
+    # the cache lives in the user's data directory: written as every output is (a device
+    # or FIFO planted under its name is refused, never replaced or written through)
+    write_output(src, _source(), "the emulation library's source")
+    try:
+        proc = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(tmp), str(src),
+                               "-ldl", "-lpthread"], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise EmulationError(f"building the emulation library failed: "
+                                 f"{proc.stderr.strip()[-500:]}")
+        write_output(target, tmp.read_bytes(), "the emulation library", mode=0o755)
+    finally:
         tmp.unlink(missing_ok=True)
-        raise EmulationError(f"building the emulation library failed: "
-                             f"{proc.stderr.strip()[-500:]}")
-    os.replace(tmp, target)
     return target
 
 

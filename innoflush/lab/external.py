@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import signals
 from ..live.procfs import process_stats
 from ..live.sampling import estimate_commits
 from .command_spec import WorkloadCommand, seconds_for, substitute
@@ -82,11 +83,17 @@ class CommandProcess:
     def start(self) -> CommandProcess:
         with open(self.log, "ab") as out:
             try:
-                self._proc = subprocess.Popen(["/bin/sh", "-c", self.text], cwd=self.cwd,
-                                             stdin=subprocess.DEVNULL, stdout=out,
-                                             stderr=subprocess.STDOUT, start_new_session=True)
+                # deferred: a stop signal lands once the shell is ours to stop (in a
+                # session of its own, nothing else would ever end it)
+                with signals.deferred():
+                    self._proc = subprocess.Popen(
+                        ["/bin/sh", "-c", self.text], cwd=self.cwd, stdin=subprocess.DEVNULL,
+                        stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
             except OSError as exc:
                 raise LabError(f"cannot run /bin/sh: {exc}") from None
+            except BaseException:
+                self.stop()      # the caller never gets it
+                raise
         self.started = time.monotonic()
         return self
 
@@ -375,6 +382,8 @@ class CommandLoad:
                                    + (" (before the measured window began)" if rc == 0
                                       else ""))
             time.sleep(min(POLL_S, max(0.0, end - time.monotonic())))
+            # a stop signal whose first raise CPython dropped (PyMySQL's __del__)
+            signals.check()
         return None
 
     def _failed(self, proc: CommandProcess, which: str, what: str) -> LabError:

@@ -31,8 +31,10 @@ from pathlib import Path
 
 import pymysql
 
+from .. import signals
 from ..errors import InnoflushError
 from .ctrl_c import StartInterrupts
+from .server_root import ServerRoot
 
 SERVER_NAMES = ("mariadbd", "mysqld")
 SEARCH_DIRS = ("/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin", "/usr/libexec")
@@ -84,9 +86,11 @@ class Binaries:
     version_text: str
 
 
-def _version_of(server: Path) -> tuple[str, tuple[int, ...], str]:
+def _version_of(server: Path, root: ServerRoot | None = None) -> tuple[str, tuple[int, ...],
+                                                                     str]:
+    cmd = [str(server), "--no-defaults", "--version"]
     try:
-        out = subprocess.run([str(server), "--no-defaults", "--version"], capture_output=True,
+        out = subprocess.run(root.chroot_only(cmd) if root else cmd, capture_output=True,
                              text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ServerError(f"cannot run {server} --version: {exc}") from None
@@ -108,8 +112,17 @@ def _first_executable(names, dirs: list[Path]) -> Path | None:
     return None
 
 
-def find_binaries(basedir: str | os.PathLike | None = None) -> Binaries:
-    """The server binary (and MariaDB's install-db), from basedir or PATH and /usr/sbin."""
+def find_binaries(basedir: str | os.PathLike | None = None,
+                  root: ServerRoot | None = None) -> Binaries:
+    """The server binary (and MariaDB's install-db), from basedir or PATH and /usr/sbin;
+    with a root, the paths inside it."""
+    if root is not None:
+        root.check()
+        server = root.server()
+        assert server is not None
+        flavor, version, text = _version_of(server, root)
+        return Binaries(server, root.install_db() if flavor == "mariadb" else None, flavor,
+                        version, text)
     if basedir is not None:
         base = Path(basedir)
         dirs = [base / "bin", base / "sbin", base / "libexec", base]
@@ -216,8 +229,12 @@ class LocalServer:
                  basedir: str | os.PathLike | None = None, port: int | None = None,
                  start_timeout_s: float = 60.0, stop_timeout_s: float = 60.0,
                  remove_on_stop: bool = False, env: dict[str, str] | None = None,
-                 datadir_from: str | os.PathLike | None = None):
+                 datadir_from: str | os.PathLike | None = None,
+                 server_root: str | os.PathLike | None = None):
         self.workdir = Path(workdir).absolute()
+        # a Debian root to run the server in (lab/server_root.py), for a server this
+        # host's release does not ship
+        self.root = ServerRoot(server_root) if server_root is not None else None
         # an initialised datadir (initialized_datadir) copied instead of initialising one
         self.datadir_from = Path(datadir_from) if datadir_from is not None else None
         # more environment for the server process only (not for mariadb-install-db):
@@ -238,6 +255,7 @@ class LocalServer:
         self.binaries: Binaries | None = None
         self.proc: subprocess.Popen | None = None
         self._out = None
+        self._ready = False      # the server accepted a connection
 
     # ---- facts ---------------------------------------------------------------------
     @property
@@ -275,6 +293,25 @@ class LocalServer:
     def _user_args(self) -> list[str]:
         return ["--user=root"] if os.geteuid() == 0 else []
 
+    def _in_root(self, cmd: list[str]) -> list[str]:
+        """cmd as it runs: in the server root (with every directory the server is given
+        at its own path inside it), or as is."""
+        if self.root is None:
+            return cmd
+        wanted = [self.workdir]
+        if self._socket_dir:
+            wanted.append(Path(self._socket_dir))
+        # the device emulation's library and log (lab/emulate.py) are host paths too
+        for name in ("LD_PRELOAD", "INNOFLUSH_EMULATE_LOG"):
+            for item in self.env.get(name, "").split(":"):
+                if item.startswith("/"):
+                    wanted.append(Path(item).parent)
+        dirs: list[Path] = []
+        for d in sorted(set(wanted), key=lambda p: len(p.parts)):
+            if not any(d == o or o in d.parents for o in dirs):
+                dirs.append(d)
+        return self.root.wrap(cmd, dirs)
+
     def initialize(self) -> None:
         b = self.binaries
         assert b is not None
@@ -290,6 +327,10 @@ class LocalServer:
                    *self._user_args()]
             if self.basedir is not None:
                 cmd.append(f"--basedir={self.basedir}")
+            if self.root is not None:
+                # a minimal root has no /etc/hosts: install-db's look-up of this host's
+                # name would fail, and the lab's servers are reached by address anyway
+                cmd += ["--skip-name-resolve", "--cross-bootstrap"]
         else:
             cmd = [str(b.server), "--no-defaults", "--initialize-insecure",
                    f"--datadir={self.datadir}", f"--log-error={log}", f"--tmpdir={tmp}",
@@ -298,9 +339,7 @@ class LocalServer:
                 cmd.append(f"--basedir={self.basedir}")
         try:
             with open(log, "ab") as out:
-                rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, timeout=300,
-                                    start_new_session=True, check=False).returncode
+                rc = _run_as_group(self._in_root(cmd), out, timeout=300)
         except subprocess.TimeoutExpired:
             raise ServerError(f"initialising {self.datadir} took over 300 s; "
                               f"log: {tail(log)}") from None
@@ -328,6 +367,9 @@ class LocalServer:
             cmd.append(f"--basedir={self.basedir}")
         if b.flavor == "mysql" and b.version >= (8, 0):
             cmd.append("--mysqlx=OFF")  # else every server wants port 33060
+            # no import/export directory: the compiled-in one (/var/lib/mysql-files)
+            # need not exist, and without it mysqld refuses to start
+            cmd.append("--secure-file-priv=NULL")
         cmd += self.options.args(b.flavor, b.version, self.workdir)
         return cmd
 
@@ -335,7 +377,7 @@ class LocalServer:
         """Find, initialise and start; returns when the server accepts connections."""
         if self.is_running():
             return self
-        self.binaries = find_binaries(self.basedir)
+        self.binaries = find_binaries(self.basedir, self.root)
         self._prepare_dir()
         if self.requested_port is not None and port_in_use(self.requested_port, self.HOST):
             raise ServerError(f"port {self.requested_port} on {self.HOST} is in use: choose "
@@ -378,7 +420,7 @@ class LocalServer:
             # deferred: spawned and assigned in one piece, so stop() can terminate it
             with interrupts.deferred():
                 self.proc = subprocess.Popen(
-                    self.command(), stdout=self._out, stderr=subprocess.STDOUT,
+                    self._in_root(self.command()), stdout=self._out, stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL, start_new_session=True,
                     env={**os.environ, **self.env} if self.env else None)
         except OSError as exc:
@@ -399,6 +441,7 @@ class LocalServer:
                                        password="", connect_timeout=2, read_timeout=5,
                                        write_timeout=5, autocommit=None)
                 conn.close()
+                self._ready = True
                 return
             except pymysql.err.MySQLError as exc:
                 last = str(exc)
@@ -419,7 +462,14 @@ class LocalServer:
         proc = self.proc
         if proc is None:
             return
-        if proc.poll() is None:
+        if proc.poll() is None and not self._ready:
+            # a start that failed or was stopped: its datadir is of no use, and a mariadbd
+            # still starting acts on SIGTERM only once it is up (a stop signal during the
+            # start waited the whole stop timeout): killed at once, as the Docker backend
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            proc.wait(timeout=30)
+        elif proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(signal.SIGTERM)  # clean shutdown, as mysqladmin shutdown
             try:
@@ -429,6 +479,7 @@ class LocalServer:
                     proc.kill()
                 proc.wait(timeout=30)
         self.proc = None
+        self._ready = False
         if self._out is not None:
             self._out.close()
             self._out = None
@@ -448,6 +499,8 @@ class LocalServer:
             if self._socket_dir:
                 shutil.rmtree(self._socket_dir, ignore_errors=True)
                 self._socket_dir = None
+            if self.root is not None and self.proc is None:
+                self.root.release()
             if self.remove_on_stop and self.proc is None:
                 shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -469,14 +522,37 @@ class LocalServer:
         return f"<LocalServer {self.flavor} {self.workdir} {state}>"
 
 
+def _run_as_group(cmd: list[str], out, timeout: float) -> int:
+    """cmd to its end in a session of its own; on a timeout or a stop signal its whole
+    group is killed: mariadb-install-db is a script whose `mariadbd --bootstrap` a kill
+    of the script alone would leave running on the datadir."""
+    proc = None
+    try:
+        with signals.deferred():       # the child is ours before a signal lands
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        return proc.wait(timeout=timeout)
+    except BaseException:
+        if proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        raise
+
+
 def initialized_datadir(workdir: str | os.PathLike,
-                        basedir: str | os.PathLike | None = None) -> Path:
+                        basedir: str | os.PathLike | None = None,
+                        server_root: str | os.PathLike | None = None) -> Path:
     """A fresh datadir under workdir (root without a password), for many servers to copy
     (LocalServer(datadir_from=...)): one initialisation (about 5 s) instead of one each."""
-    srv = LocalServer(workdir, basedir=basedir)
-    srv.binaries = find_binaries(basedir)
+    srv = LocalServer(workdir, basedir=basedir, server_root=server_root)
+    srv.binaries = find_binaries(basedir, srv.root)
     srv._prepare_dir()
-    srv.initialize()
+    try:
+        srv.initialize()
+    finally:
+        if srv.root is not None:
+            srv.root.release()
     return srv.datadir
 
 

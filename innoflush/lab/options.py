@@ -7,10 +7,13 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from ..errors import InnoflushError, UsageError
+from ..errors import InnoflushError, OptionError, UsageError, option_values
 from ..simulator.flavors import FLUSH_METHODS
+from ..units import parse_size
+from ..values import SEED_MAX
 from .command_spec import WorkloadCommand
-from .local import port_in_use
+from .local import ServerError, find_binaries, port_in_use
+from .server_root import ServerRoot
 from .workload import KINDS, WorkloadSpec
 
 BACKENDS = ("local", "docker")
@@ -29,6 +32,7 @@ class LabOptions:
     backend: str = "local"
     image: str | None = None
     basedir: str | None = None
+    server_root: str | None = None    # a Debian root to run the server in (server_root.py)
     flush_methods: list[str] = field(default_factory=lambda: ["O_DIRECT"])
     trx_commits: list[int] = field(default_factory=lambda: [1])
     sync_binlogs: list[int | None] = field(default_factory=lambda: [None])
@@ -56,49 +60,66 @@ class LabOptions:
 
     def validate(self) -> None:
         if self.backend not in BACKENDS:
-            raise UsageError(f"--backend must be {' or '.join(BACKENDS)} (got {self.backend!r})")
+            raise OptionError(f"--backend must be {' or '.join(BACKENDS)} (got {self.backend!r})")
         if self.backend == "local" and self.image:
-            raise UsageError("--image is for --backend docker")
+            raise OptionError("--image is for --backend docker")
         if self.backend == "docker" and self.basedir:
-            raise UsageError("--basedir is for --backend local")
+            raise OptionError("--basedir is for --backend local")
+        if self.backend == "docker" and self.server_root:
+            raise UsageError("--server-root is for --backend local (the image is the "
+                             "server's root with --backend docker)")
+        if self.basedir and self.server_root:
+            raise UsageError("--basedir and --server-root: give one (the server inside a "
+                             "root is found there)")
+        if self.server_root:
+            ServerRoot(self.server_root).check()
+        if self.backend == "local" and self.basedir and not self.server_root:
+            check_basedir(self.basedir)
+        if not 0 <= self.seed <= SEED_MAX:
+            raise OptionError(f"--seed {self.seed}: must be between 0 and {SEED_MAX}")
         for m in self.flush_methods:
             if m not in FLUSH_METHODS:
-                raise UsageError(f"--flush-method {m!r}: choose from {', '.join(FLUSH_METHODS)} "
+                raise OptionError(f"--flush-method {m!r}: choose from {', '.join(FLUSH_METHODS)} "
                                  "(the methods the model simulates)")
         for t in self.trx_commits:
             if t not in (0, 1, 2):
-                raise UsageError(f"--trx-commit {t}: use 0, 1 or 2")
+                raise OptionError(f"--trx-commit {t}: use 0, 1 or 2")
         for s in self.sync_binlogs:
             if s is not None and s < 0:
-                raise UsageError(f"--sync-binlog {s}: must be 0 or more")
+                raise OptionError(f"--sync-binlog {s}: must be 0 or more")
         for c in self.connections:
             if not 1 <= c <= 1024:
-                raise UsageError(f"--connections {c}: must be between 1 and 1024")
+                raise OptionError(f"--connections {c}: must be between 1 and 1024")
         if not 1 <= self.duration_s <= 3600:
-            raise UsageError(f"--duration must be between 1 and 3600 s (got {self.duration_s:g})")
+            raise OptionError(f"--duration must be between 1 and 3600 s (got {self.duration_s:g})")
         if not 0 <= self.warmup_s <= 3600:
-            raise UsageError(f"--warmup must be between 0 and 3600 s (got {self.warmup_s:g})")
+            raise OptionError(f"--warmup must be between 0 and 3600 s (got {self.warmup_s:g})")
         if self.settle_s and self.command is None:
-            raise UsageError("settling the checkpoint age (--settle-after) needs "
+            raise OptionError("settling the checkpoint age (--settle-after) needs "
                              "--workload-cmd")
         if self.workload not in KINDS:
-            raise UsageError(f"--workload must be {' or '.join(KINDS)}")
+            raise OptionError(f"--workload must be {' or '.join(KINDS)}")
         if self.profile_ref and self.measure:
-            raise UsageError("give --profile or --measure, not both")
+            raise OptionError("give --profile or --measure, not both")
         if self.emulate_channels not in (0, 1):
-            raise UsageError("emulate channels must be 0 (independent) or 1 (one flush "
+            raise OptionError("emulate channels must be 0 (independent) or 1 (one flush "
                              "channel)")
         if self.port is not None and not 0 < self.port < 65536:
-            raise UsageError(f"--port {self.port} is out of range")
+            raise OptionError(f"--port {self.port} is out of range")
         if self.port is not None and port_in_use(self.port):
             raise UsageError(f"--port {self.port} on 127.0.0.1 is in use: choose another "
                              "port or leave --port out to get a free one")
+        # InnoDB with 16k pages refuses to start below 6 MiB, the model below 8 MiB
+        if parse_size(self.buffer_pool) < 8 * 2**20:
+            raise OptionError(f"--buffer-pool {self.buffer_pool}: at least 8M (InnoDB "
+                              "does not start below 6M)")
         spec = self.spec(self.connections[0])
-        spec.validate()
+        with option_values():   # --rows-per-trx, --preload-rows: the options' values
+            spec.validate()
         if self.command is not None:
             self.command.validate()
             if self.backend != "local" and "socket" in self.command.placeholders():
-                raise UsageError("{socket}: the docker backend's server has no socket on "
+                raise OptionError("{socket}: the docker backend's server has no socket on "
                                  "this host; use {host} and {port}")
 
     def spec(self, connections: int) -> WorkloadSpec:
@@ -108,6 +129,18 @@ class LabOptions:
                             settle_s=self.settle_s,
                             rows_per_trx=tuple(self.rows_per_trx),
                             seed=self.seed, **extra)
+
+
+def check_basedir(basedir: str) -> None:
+    """--basedir holds a server the lab can run (exit 2 before anything runs: it is the
+    user's path, not a failure of the run)."""
+    try:
+        find_binaries(basedir)
+    except ServerError as exc:
+        why = str(exc)
+        if why.startswith("no mariadbd or mysqld"):
+            why = "no mariadbd or mysqld in it, nor in its bin/, sbin/ or libexec/"
+        raise OptionError(f"--basedir {basedir}: {why}") from None
 
 
 @dataclass(frozen=True)

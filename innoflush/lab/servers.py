@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from ..advisor.advise import advise
-from ..errors import InnoflushError, UsageError
+from ..errors import InnoflushError, OptionError, UsageError
 from ..executor import InProcessExecutor
 from ..live.connect import ReadOnlySession
 from ..live.procfs import threads_runtime_ns
@@ -52,6 +52,7 @@ def make_server(opts: LabOptions, workdir: Path, options: ServerOptions,
     ``env`` for LocalServer, ``environment`` and ``volumes`` for DockerServer)."""
     if opts.backend == "local":
         return LocalServer(workdir, options, basedir=opts.basedir, port=opts.port,
+                           server_root=opts.server_root,
                            remove_on_stop=True, **backend_kw)
     DockerServer = docker_server_class()
     try:
@@ -63,7 +64,7 @@ def make_server(opts: LabOptions, workdir: Path, options: ServerOptions,
         kw["image"] = opts.image
     if opts.port is not None:
         if "port" not in params:
-            raise UsageError("--port is not supported by the docker backend")
+            raise OptionError("--port is not supported by the docker backend")
         kw["port"] = opts.port
     for name in backend_kw:
         if params and name not in params:

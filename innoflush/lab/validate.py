@@ -34,8 +34,9 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import InnoflushError, UsageError
+from ..errors import InnoflushError, OptionError, UsageError
 from ..executor import InProcessExecutor, SimExecutor
+from ..jsonfile import check_store
 from ..live.facts import filesystem_of
 from ..measure import gather_facts
 from ..profiles import load_profile
@@ -83,18 +84,18 @@ class ValidateOptions:
     def validate(self) -> None:
         self.lab.validate()
         if not self.devices:
-            raise UsageError("--devices: give at least one device")
+            raise OptionError("--devices: give at least one device")
         if len(set(self.devices)) != len(self.devices):
-            raise UsageError("--devices: a device is listed twice")
+            raise OptionError("--devices: a device is listed twice")
         for m in self.lab.flush_methods:
             if m not in ("fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC"):
-                raise UsageError(f"--flush-method {m!r}")
+                raise OptionError(f"--flush-method {m!r}")
         if self.lab.emulate:
             raise UsageError("lab validate emulates the --devices itself")
         if not 0 <= self.retries <= 3:
             raise UsageError("retries must be between 0 and 3")
         if not 1 <= self.replicates <= 5:
-            raise UsageError("--replicates must be between 1 and 5")
+            raise OptionError("--replicates must be between 1 and 5")
 
 
 # ---- pure arithmetic ---------------------------------------------------------------------
@@ -367,10 +368,15 @@ def calibrate_for(vopts: ValidateOptions, base: Path, warnings: list[str], progr
     wp, runs, derivations, _server = calibration_profile(
         copts, calibration_plans(copts), base, warnings, progress, None,
         vopts.save_workload or "validate-calibration", None, None, storage=storage)
-    saved = None
+    saved = save_error = None
     if vopts.save_workload:
-        saved = str(save_workload(wp, overwrite=vopts.force))
+        try:
+            saved = str(save_workload(wp, overwrite=vopts.force))
+        except InnoflushError as exc:   # the matrix still runs; the command fails at its end
+            save_error = str(exc)
+            warnings.append(f"the calibration was not saved: {exc}")
     return wp, {"runs": runs, "derivation": derivations[0], "saved": saved,
+                **({"save_error": save_error} if save_error else {}),
                 "host_costs": (wp.provenance.get("calibration") or {}).get("host_costs"),
                 "duration_s": copts.duration_s, "warmup_s": copts.warmup_s}
 
@@ -423,10 +429,8 @@ def lab_validate(vopts: ValidateOptions, progress=None, progress_line=None,
     check_references(o, vopts.devices)
     if vopts.workload_ref:
         load_workload(vopts.workload_ref)
-    if vopts.save_workload and not vopts.workload_ref:
-        if (workload_dir() / f"{vopts.save_workload}.json").exists() and not vopts.force:
-            raise UsageError(f"workload {vopts.save_workload!r} already exists (use --force "
-                             "to replace it)")
+    if vopts.save_workload and not vopts.workload_ref:   # the store too, before the runs
+        check_store(workload_dir(), vopts.save_workload, "workload", vopts.force)
     base = make_base_dir(o.datadir_on)
     warnings: list[str] = []
     devices: list[dict] = []

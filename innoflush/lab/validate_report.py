@@ -14,8 +14,9 @@ JSON keys (``--json``; schema ``innoflush.lab-validate/1``):
 - ``calibration``: ``workload_profile`` (the profile the predictions used, as saved by
   ``lab calibrate``), ``runs`` (one per connection count: ``connections``, ``commits``,
   ``tps``, ``server_cpu_us_per_trx``, ``client_cpu_us_per_trx``, ... ``workload``),
-  ``derivation``, ``saved``, ``duration_s``, ``warmup_s`` (or ``source``: the
-  ``--workload`` given instead);
+  ``derivation``, ``saved``, ``save_error`` (only when --save-workload could not write
+  it: the matrix ran, the command exits 1 after the report), ``duration_s``, ``warmup_s``
+  (or ``source``: the ``--workload`` given instead);
 - ``targets_pct``: the issue's targets per figure;
 - ``devices``: one per device: ``name``, ``kind`` (local|emulated), ``profile``
   {``name``, ``title``, ``source``}, ``emulation`` (emulated: ``profile``,

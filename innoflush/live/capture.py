@@ -27,6 +27,7 @@ import statistics
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from .. import infile
 from ..errors import UsageError
 from .sampling import COUNTERS, Snapshot, numeric_status
 
@@ -92,6 +93,43 @@ def _table_cells(line: str) -> list[str] | None:
     return [c.strip() for c in s[1:-1].split("|")]
 
 
+_ROW_OPENS = re.compile(r"^\|\s*[A-Za-z_][A-Za-z0-9_]*\s*\|")
+_VALUE_LINES_MAX = 64
+
+
+def _logical_lines(text: str) -> list[str]:
+    """The lines of text, a table row whose value holds newlines joined into one: the
+    mysql table format prints a value's newlines as they are, and MySQL 8+'s
+    SHOW GLOBAL STATUS has two PEM keys (Rsa_public_key,
+    Caching_sha2_password_rsa_public_key); `mysqladmin extended-status` without -r and
+    pt-stalk's -mysqladmin show them so. Unjoined, each such row would end the block and
+    cut a snapshot into pieces, only one of them holding Uptime."""
+    lines = text.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        end = _value_end(lines, i)
+        out.append("\n".join(lines[i:end + 1]))
+        i = end + 1
+    return out
+
+
+def _value_end(lines: list[str], i: int) -> int:
+    """The index of the line that ends the row opened at lines[i]: i itself, unless the
+    row's value runs on; then the first later line ending in "|" (the value's last line,
+    padded, and the closing bar). A row or a rule first: not a value that runs on."""
+    s = lines[i].strip()
+    if not _ROW_OPENS.match(s) or s.endswith("|"):
+        return i
+    for j in range(i + 1, min(len(lines), i + 1 + _VALUE_LINES_MAX)):
+        nxt = lines[j].strip()
+        if nxt.startswith(("|", "+")) and nxt != "|":
+            return i
+        if nxt.endswith("|"):
+            return j
+    return i
+
+
 def parse_blocks(text: str, file: str = "<text>") -> tuple[list[Block], list[dict]]:
     """The name/value tables in text (tab or boxed), and the vertical (\\G) rows."""
     blocks: list[Block] = []
@@ -106,7 +144,7 @@ def parse_blocks(text: str, file: str = "<text>") -> tuple[list[Block], list[dic
             blocks.append(Block(cur, file, fmt))
         cur = None
 
-    for raw in text.splitlines():
+    for raw in _logical_lines(text):
         line = raw.rstrip("\r\n")
         if _VERTICAL_ROW.match(line.strip()):
             close()
@@ -223,11 +261,8 @@ def series_times(blocks: list[dict[str, int]], interval_s: float | None
 # ---- files and directories --------------------------------------------------------------
 
 def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError as exc:
-        raise CaptureError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return infile.read_text(path, "capture file", infile.CAPTURE_CAP, CaptureError,
+                            replace=True)
 
 
 def _natural(name: str) -> list:
@@ -265,8 +300,8 @@ def pt_stalk_files(directory: str, prefix: str | None = None) -> list[str] | Non
 def capture_files(path: str) -> list[str]:
     """The files a --from path stands for: a file; a pt-stalk directory's newest
     collection, or DIR/PREFIX; any other directory's files, in natural order."""
-    if os.path.isfile(path):
-        return [path]
+    if os.path.exists(path) and not os.path.isdir(path):
+        return [path]     # a FIFO or a device too: _read says what it is
     if os.path.isdir(path):
         try:
             pt = pt_stalk_files(path)

@@ -46,7 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InnoflushError, UsageError
+from .. import infile
+from ..errors import InnoflushError, OptionError, UsageError
 from .mylogin import login_file_path, read_login_file
 from .tls import (
     DEFAULT_SSL_MODE,
@@ -169,13 +170,7 @@ def read_option_file(path: str | os.PathLike, section: str = "client") -> dict[s
 def read_option_groups(path: str | os.PathLike) -> dict[str, dict[str, str]]:
     """Every group of a MySQL option file (see parse_option_groups)."""
     p = Path(path).expanduser()
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{p}: no such option file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{p}: cannot read option file ({exc.__class__.__name__})") from None
-    return parse_option_groups(text, str(p))
+    return parse_option_groups(infile.read_text(p, "option file"), str(p))
 
 
 def _option_sources(defaults_file: str | None, login_path: str | None,
@@ -186,7 +181,9 @@ def _option_sources(defaults_file: str | None, login_path: str | None,
     sources: list[tuple[str, dict[str, str]]] = []
     opt_path = Path(defaults_file).expanduser() if defaults_file else \
         Path(home or Path.home()) / ".my.cnf"
-    if defaults_file or opt_path.is_file():
+    # a world-writable file is skipped even when named by --defaults-file, as the
+    # clients do (the connection then goes without its credentials)
+    if (defaults_file or opt_path.is_file()) and not infile.ignore_world_writable(opt_path):
         groups = read_option_groups(opt_path)
         sources.append((f"option file {opt_path}", groups.get("client", {})))
         for suffix in group_suffixes:   # [client_X] after [client]: the later one wins
@@ -195,8 +192,9 @@ def _option_sources(defaults_file: str | None, login_path: str | None,
                                 groups[f"client{suffix}"]))
     login_file = login_file_path(environ, home)
     if login_path is not None and not login_path.strip():
-        raise UsageError("--login-path needs a name")
-    if login_file.is_file() or login_path:
+        raise OptionError("--login-path needs a name")
+    if (login_file.is_file() or login_path) and \
+            not infile.ignore_world_writable(login_file, "login path file"):
         groups = parse_option_groups(read_login_file(login_file), str(login_file))
         if "client" in groups:
             sources.append((f"login path client ({login_file})", groups["client"]))
@@ -225,8 +223,8 @@ def resolve_options(host: str | None = None, port: int | None = None, socket: st
     after ``[client]`` (see module doc)."""
     environ: Mapping[str, str] = os.environ if env is None else env
     if not 0 < connect_timeout <= MAX_CONNECT_TIMEOUT_S:
-        raise UsageError(f"--connect-timeout must be more than 0 seconds (got "
-                         f"{connect_timeout:g})")
+        raise OptionError(f"--connect-timeout must be more than 0 seconds and at most "
+                          f"{MAX_CONNECT_TIMEOUT_S} (got {connect_timeout:g})")
     sources = _option_sources(defaults_file, login_path, environ, home, group_suffixes)
 
     def from_files(key: str) -> tuple[str | None, str]:
@@ -245,8 +243,10 @@ def resolve_options(host: str | None = None, port: int | None = None, socket: st
         o.port = int(port_v) if port_v is not None else DEFAULT_PORT
     except ValueError:
         raise UsageError(f"{from_files('port')[1]}: port is not a number") from None
+    if not 0 < o.port < 65536 and port not in (None, ""):
+        raise OptionError(f"-P/--port: port {o.port} is out of range (1-65535)")
     if not 0 < o.port < 65536:
-        raise UsageError(f"port {o.port} is out of range")
+        raise UsageError(f"{from_files('port')[1]}: port {o.port} is out of range (1-65535)")
     o.socket = pick(socket, "socket")
     if o.socket and (host or port) and not socket:
         o.socket = None  # an explicit --host/--port wins over the file's socket
@@ -333,7 +333,8 @@ def connect(opts: ConnectionOptions, read_tls: bool = True) -> ReadOnlySession:
 
     t = opts.connect_timeout
     if not 0 < t <= MAX_CONNECT_TIMEOUT_S:
-        raise UsageError(f"--connect-timeout must be more than 0 seconds (got {t:g})")
+        raise OptionError(f"--connect-timeout must be more than 0 seconds and at most "
+                          f"{MAX_CONNECT_TIMEOUT_S} (got {t:g})")
     # PyMySQL's connect_timeout covers only the TCP connect; its read timeout then covers
     # the greeting and the TLS/login handshake, so both are the connect timeout until the
     # session is up (the write timeout too: without one, the TLS handshake could block)
@@ -422,6 +423,19 @@ def _handshake_error(exc: Exception, conn: Any, opts: ConnectionOptions) -> Conn
         else:
             reason, kind = _reason(str(orig))
         msg = f"cannot connect to {opts.target}: {reason}"
+    elif not connected and isinstance(exc, UnicodeError):
+        # PyMySQL encodes the name (IDNA) before any look-up: ".db1" or "db..x" (an
+        # empty label) fails there, and nothing was asked of any server
+        msg = f"cannot connect to {opts.target}: invalid host name (an empty or too long label)"
+        kind = "unknown-host"
+    elif not connected and not isinstance(exc, pymysql.err.MySQLError):
+        msg = f"cannot connect to {opts.target}: {exc.__class__.__name__}: {exc}"
+    elif _greeted(conn) and not isinstance(exc, (pymysql.err.MySQLError, OSError)):
+        # a greeting PyMySQL cannot parse (a version or plugin name that is not text,
+        # a packet cut short): whatever answered, it is not a server we can talk to
+        msg = (f"not a MySQL server at {opts.target} (its greeting cannot be read: "
+               f"{exc.__class__.__name__})")
+        kind = "not-mysql"
     elif not _greeted(conn):
         timed_out = isinstance(orig, TimeoutError) or "timed out" in str(exc).lower()
         lost = code == _CR_SERVER_LOST

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 # SHOW GLOBAL VARIABLES the advisor keeps (the rest are not read).
 VARIABLES = (
-    "version", "version_comment", "innodb_version", "datadir", "innodb_data_home_dir",
+    "version", "version_comment", "version_with_update", "innodb_version", "datadir",
+    "innodb_data_home_dir",
     "innodb_log_group_home_dir", "innodb_doublewrite_dir",
     "innodb_flush_method", "innodb_data_file_buffering", "innodb_data_file_write_through",
     "innodb_log_file_buffering", "innodb_log_file_write_through",
@@ -106,6 +107,11 @@ def sim_flavor_for(product: str, vt: tuple[int, int, int]) -> tuple[str, list[st
     """The simulator flavor (innoflush.simulator.FLAVORS key) and notes on the fit."""
     notes: list[str] = []
     if product == "mariadb":
+        if vt >= (11, 8, 0):
+            if vt >= (11, 9, 0):
+                notes.append(f"MariaDB {'.'.join(map(str, vt))} is newer than any modelled "
+                             "version: the MariaDB 11.8 LTS model is used")
+            return "mariadb-11.8", notes
         if vt >= (11, 0, 0):
             return "mariadb-11", notes
         if vt < (10, 6, 0):
@@ -124,7 +130,13 @@ def sim_flavor_for(product: str, vt: tuple[int, int, int]) -> tuple[str, list[st
             notes.append("before 8.0.20 the doublewrite buffer lived in ibdata1: the 8.0 "
                          "model's doublewrite figures are approximate")
         return "mysql-8.0", notes
-    return "mysql-8.4", notes   # 8.1-8.4 and 9.x share 8.4's I/O path and defaults
+    if vt < (9, 0, 0):
+        return "mysql-8.4", notes   # 8.1-8.4 share 8.4's I/O path and defaults
+    if vt >= (9, 8, 0):
+        # the Innovation releases after 9.7 are numbered 26.x (26.7: 2026-07)
+        notes.append(f"{name} {'.'.join(map(str, vt))} is newer than any modelled version: "
+                     "the MySQL 9.7 LTS model is used")
+    return "mysql-9.7", notes   # 9.0-9.7: 8.4's I/O path, 9.5's log writer threads rule
 
 
 @dataclass
@@ -167,6 +179,12 @@ class ServerFacts:
         name = {"mysql": "MySQL", "percona": "Percona Server",
                 "mariadb": "MariaDB"}[self.product]
         return f"{name} {'.'.join(map(str, self.version_tuple))}"
+
+    @property
+    def version_with_update(self) -> str | None:
+        """MySQL 9.7+'s four-part version (9.7.4.0-2: MAJOR.MINOR.PATCH.UPDATE, then the
+        build suffix), where the server has the variable; None elsewhere."""
+        return self.variables.get("version_with_update") or None
 
     @property
     def is_mariadb(self) -> bool:
@@ -364,6 +382,9 @@ def read_variables(session: ReadOnlySession) -> dict[str, Any]:
 def read_sysvar_meta(session: ReadOnlySession,
                      names: Sequence[str] = ("innodb_doublewrite", "innodb_flush_method",
                                              "innodb_data_file_buffering",
+                                             "innodb_data_file_write_through",
+                                             "innodb_log_file_buffering",
+                                             "innodb_log_file_write_through",
                                              "innodb_flush_log_at_trx_commit", "sync_binlog")
                      ) -> dict[str, dict]:
     """MariaDB: enum values and whether each variable is dynamic; {} where not readable."""

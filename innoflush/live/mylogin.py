@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import infile
 from ..errors import UsageError
 
 _UNUSED = 4
@@ -84,12 +85,7 @@ def decode_login_file(data: bytes, source: str = "login path file") -> str:
 
 def read_login_file(path: Path) -> str:
     """The decoded text of the login path file at path."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such login path file (mysql_config_editor "
-                         "writes it)") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the login path file "
-                         f"({exc.__class__.__name__})") from None
+    data = infile.read_bytes(path, "login path file",
+                             missing=f"{path}: no such login path file (mysql_config_editor "
+                             "writes it)")
     return decode_login_file(data, str(path))

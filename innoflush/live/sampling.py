@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InnoflushError, UsageError
+from ..errors import InnoflushError, OptionError
 
 if TYPE_CHECKING:
     from .connect import ReadOnlySession
@@ -69,6 +69,10 @@ SLEEP = time.sleep
 CONNECTION_LOST = (2006, 2013, 2014, 2055, 1053, 1927, 4031)
 # after a lost connection, how long to keep trying to reconnect, and how often
 RECONNECT_WINDOW_S = 60.0
+# an hour an interval, as measure's and the lab's --duration: past it a value is a typo
+# (3600000 for 3600), not a sampling plan; a thousand intervals is 16 minutes at 1 s
+MAX_INTERVAL_S = 3600.0
+MAX_SAMPLES = 1000
 RECONNECT_PAUSE_S = 1.0
 
 _ER_SPECIFIC_ACCESS_DENIED = 1227
@@ -209,6 +213,16 @@ def reconnect(open_session: Callable[[], Any], window_s: float,
             sleep(RECONNECT_PAUSE_S)
 
 
+def check_sampling(interval_s: float, samples: int) -> None:
+    """--interval and --samples within their bounds, else exit 2 (before connecting)."""
+    if not 1 <= interval_s <= MAX_INTERVAL_S:
+        raise OptionError(f"--interval must be at least 1 second and at most "
+                          f"{MAX_INTERVAL_S:g} s (got {interval_s:g})")
+    if not 1 <= samples <= MAX_SAMPLES:
+        raise OptionError(f"--samples must be at least 1 and at most {MAX_SAMPLES} "
+                          f"(got {samples})")
+
+
 def sample(session: ReadOnlySession, interval_s: float = 10.0, samples: int = 1,
            poll_s: float = 0.5, clock: Callable[[], float] | None = None,
            sleep: Callable[[float], object] | None = None,
@@ -226,10 +240,7 @@ def sample(session: ReadOnlySession, interval_s: float = 10.0, samples: int = 1,
     clock = clock or CLOCK
     sleep = sleep or SLEEP
     window = RECONNECT_WINDOW_S if reconnect_window_s is None else reconnect_window_s
-    if interval_s < 1:
-        raise UsageError(f"--interval must be at least 1 second (got {interval_s:g})")
-    if samples < 1:
-        raise UsageError(f"--samples must be at least 1 (got {samples})")
+    check_sampling(interval_s, samples)
     prev = Snapshot(clock(), read_status(session))
     out: list[Interval] = []
     for i in range(samples):
@@ -306,8 +317,8 @@ def combine(intervals: list[Interval]) -> Interval:
 
 def start_state(status: dict) -> dict | None:
     """The server's redo since its last checkpoint and its dirty pages, from SHOW GLOBAL
-    STATUS (MariaDB: Innodb_checkpoint_age; MySQL 8.0.30+: the redo LSNs); None when it
-    does not tell."""
+    STATUS (MariaDB: Innodb_checkpoint_age; MySQL 8.0.30+: the redo LSNs), and how long it
+    had run (Uptime, where the status holds it); None when it does not tell."""
     def num(name: str) -> int | None:
         try:
             return int(status[name])
@@ -323,7 +334,11 @@ def start_state(status: dict) -> dict | None:
     dirty = num("Innodb_buffer_pool_pages_dirty")
     if age is None or dirty is None or age < 0 or dirty < 0:
         return None
-    return {"checkpoint_age": age, "dirty_pages": dirty}
+    state = {"checkpoint_age": age, "dirty_pages": dirty}
+    uptime = num("Uptime")
+    if uptime is not None and uptime >= 0:
+        state["uptime_s"] = uptime
+    return state
 
 
 # ---- what the deltas mean -------------------------------------------------------------

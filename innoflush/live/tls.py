@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import OptionError, UsageError
 
 # ssl where a context is made: `innoflush advise --help` does without it
 if TYPE_CHECKING:
@@ -41,7 +41,9 @@ def normalise_ssl_mode(value: str, source: str = "--ssl-mode") -> str:
     """The mode's canonical spelling (case-insensitive, '-' or '_'); UsageError if unknown."""
     mode = value.strip().upper().replace("-", "_")
     if mode not in SSL_MODES:
-        raise UsageError(f"{source} {value!r} is not one of {', '.join(SSL_MODES)}")
+        # an option file's value is not the command line's: no "(see --help)" for it
+        error = OptionError if source == "--ssl-mode" else UsageError
+        raise error(f"{source} {value!r} is not one of {', '.join(SSL_MODES)}")
     return mode
 
 

@@ -10,9 +10,10 @@ import click
 
 from ..bars import want_bars
 from ..charts.output import chart_options, check_targets, emit
-from ..errors import UsageError
-from ..profiles import OPS, save_profile, user_profile_dir
-from ..profiles.model import NAME_RE
+from ..errors import InnoflushError, OptionError, UsageError
+from ..outfile import attempt
+from ..profiles import OPS, save_profile
+from ..profiles.store import check_save_profile
 from ..units import parse_list, parse_size
 from .run import (
     DEFAULT_DURATION_S,
@@ -52,7 +53,7 @@ def _int(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise UsageError(f"not a whole number: {text!r}") from None
+        raise OptionError(f"not a whole number: {text!r}") from None
 
 
 def _option(name: str, parse, *args):
@@ -60,7 +61,7 @@ def _option(name: str, parse, *args):
     try:
         return parse(*args)
     except UsageError as exc:
-        raise UsageError(f"{name}: {exc}") from None
+        raise OptionError(f"{name}: {exc}") from None
 
 
 @click.command("measure")
@@ -106,15 +107,15 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
                     png_dir: str | None, bars: bool | None) -> None:
     """Measure write and sync latency of the storage under directory PATH.
 
-    Writes a probe file it creates in PATH (removed at the end, also on Ctrl-C), and
-    reports write, fsync, fdatasync and O_DSYNC latency percentiles, the device's facts
-    and whether its write cache looks power-loss protected.
+    Writes a probe file it creates in PATH (removed at the end, also on Ctrl-C, SIGTERM
+    and SIGHUP), and reports write, fsync, fdatasync and O_DSYNC latency percentiles, the
+    device's facts and whether its write cache looks power-loss protected.
     """
     if quick and any(v is not None for v in (sizes, ops, direct, jobs)):
-        raise UsageError("--quick is a preset: it cannot be combined with --sizes, --ops, "
+        raise OptionError("--quick is a preset: it cannot be combined with --sizes, --ops, "
                          "--direct or --jobs")
     if duration is not None and count is not None:
-        raise UsageError("give --duration or --count, not both")
+        raise OptionError("give --duration or --count, not both")
     if quick:
         specs = quick_tests()
     else:
@@ -129,12 +130,7 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
     fsize = _option("--file-size", parse_size, file_size) if file_size else DEFAULT_FILE_SIZE
 
     if save_name is not None:
-        if not NAME_RE.match(save_name):
-            raise UsageError(f"bad profile name {save_name!r}: use lowercase letters, "
-                             "digits, '.', '_' and '-'")
-        if (user_profile_dir() / f"{save_name}.json").exists() and not force:
-            raise UsageError(f"profile {save_name!r} already exists "
-                             "(use --force to replace it)")
+        check_save_profile(save_name, force)   # the store too: exit 2 before the run
 
     if prom_path is not None:
         from ..prom import check_prom_path
@@ -153,18 +149,25 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
         if progress is not None:
             progress.done()
 
+    # a file that cannot be written after all (a disk filled during the run) fails the
+    # command only after the report is printed: the measurement is not lost
+    failures: list[InnoflushError] = []
     saved = None
     if save_name is not None:
-        saved = save_profile(result.to_profile(save_name), overwrite=force)
+        saved = attempt(failures, lambda: save_profile(result.to_profile(save_name),
+                                                       overwrite=force))
     if prom_path is not None:
         from ..prom import measure_metrics, write_prom
 
-        write_prom(prom_path, measure_metrics(result))
+        attempt(failures, lambda: write_prom(prom_path, measure_metrics(result)))
     from .report import render
-    emit("measure", result.to_dict(), html_file, png_dir, render(result))
+    attempt(failures, lambda: emit("measure", result.to_dict(), html_file, png_dir,
+                                   render(result)))
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
         click.echo(render(result, bars=want_bars(bars)))
         if saved is not None:
             click.echo(f"\nSaved as device profile {save_name!r}: {saved}")
+    if failures:
+        raise failures[0]

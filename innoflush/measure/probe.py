@@ -7,7 +7,8 @@ Safety rules, all enforced here:
   (``.innoflush-probe-<pid>-<random>.<job>``); every later open uses O_NOFOLLOW and checks
   that the inode is still the one we created; removal checks it again. So a symlink or a
   file planted under our name is never followed, written or removed.
-- The files are removed at the end, on error and on Ctrl-C / SIGTERM.
+- The files are removed at the end, on error and on Ctrl-C, SIGTERM and SIGHUP
+  (innoflush/signals.py: measure() holds the stop policy while they exist).
 
 Each job writes sequentially through its own file of ``file_size`` bytes, wrapping
 around. The file is laid out (written and synced) once first, so that a sync measures
@@ -21,12 +22,12 @@ import errno
 import mmap
 import os
 import secrets
-import signal
 import stat
 import threading
 import time
 from array import array
 
+from .. import signals
 from ..errors import InnoflushError, UsageError
 from ..stats import LatencySummary
 from ..units import format_size
@@ -130,27 +131,6 @@ def _human(n: int) -> str:
     return f"{n} bytes"
 
 
-@contextlib.contextmanager
-def sigterm_as_interrupt():
-    """While measuring, SIGTERM raises KeyboardInterrupt so the probe file is removed."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    try:
-        old = signal.signal(signal.SIGTERM, handler)
-    except (ValueError, OSError):
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
 # ---- the probe files -------------------------------------------------------------------
 class ProbeFiles:
     """The files one measurement writes: created by us, checked on every open, removed."""
@@ -183,20 +163,23 @@ class ProbeFiles:
             for j in range(self.n_files):
                 p = os.path.join(self.directory, f"{base}.{j}")
                 try:
-                    fd = _open_file(p, flags, 0o600)
+                    # deferred: a stop signal lands after the file is created and
+                    # recorded, so remove() sees it
+                    with signals.deferred():
+                        fd = _open_file(p, flags, 0o600)
+                        try:
+                            st = os.fstat(fd)
+                            self.paths.append(p)
+                            self._ids.append((st.st_dev, st.st_ino))
+                            self.offsets.append(0)
+                        finally:
+                            os.close(fd)
                 except FileExistsError:
                     clash = True
                     break
                 except OSError as exc:
                     raise _os_error(exc, f"creating a probe file in {self.directory}") \
                         from None
-                try:
-                    st = os.fstat(fd)
-                    self.paths.append(p)
-                    self._ids.append((st.st_dev, st.st_ino))
-                    self.offsets.append(0)
-                finally:
-                    os.close(fd)
             if not clash:
                 self.base = base
                 break

@@ -8,7 +8,8 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
-from ..errors import UsageError
+from .. import signals
+from ..errors import OptionError, UsageError
 from ..profiles import OPS, DeviceProfile
 from ..units import format_size
 from . import probe
@@ -34,12 +35,12 @@ def plan_tests(sizes: Iterable[int], ops: Iterable[str], direct: str = "both",
                jobs: Iterable[int] = (1,)) -> list[TestSpec]:
     """Every combination, O_DIRECT first, then size, op and job count; duplicates once."""
     if direct not in DIRECT_MODES:
-        raise UsageError(f"--direct must be one of {', '.join(DIRECT_MODES)}, got {direct!r}")
+        raise OptionError(f"--direct must be one of {', '.join(DIRECT_MODES)}, got {direct!r}")
     modes = {"both": (True, False), "on": (True,), "off": (False,)}[direct]
     sizes, ops, jobs = list(sizes), list(ops), list(jobs)
     bad = [o for o in ops if o not in OPS]
     if bad:
-        raise UsageError(f"unknown op {bad[0]!r}: use {', '.join(OPS)}")
+        raise OptionError(f"unknown op {bad[0]!r}: use {', '.join(OPS)}")
     out: list[TestSpec] = []
     for d in modes:
         for s in sizes:
@@ -64,30 +65,30 @@ def _validate(specs: list[TestSpec], duration_s: float | None, count: int | None
     if not specs:
         raise UsageError("no tests to run")
     if engine not in ENGINES:
-        raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+        raise OptionError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if duration_s is not None and count is not None:
-        raise UsageError("give --duration or --count, not both")
+        raise OptionError("give --duration or --count, not both")
     if duration_s is None and count is None:
-        raise UsageError("give a --duration or a --count")
+        raise OptionError("give a --duration or a --count")
     if duration_s is not None and not (0 < duration_s <= 3600):
-        raise UsageError(f"--duration must be above 0 and at most 3600 s, got {duration_s}")
+        raise OptionError(f"--duration must be above 0 and at most 3600 s, got {duration_s}")
     if count is not None and count < 1:
-        raise UsageError(f"--count must be at least 1, got {count}")
+        raise OptionError(f"--count must be at least 1, got {count}")
     if warmup_ops < 0:
-        raise UsageError(f"--warmup must be 0 or more, got {warmup_ops}")
+        raise OptionError(f"--warmup must be 0 or more, got {warmup_ops}")
     for s in specs:
         if s.write_bytes < 1:
-            raise UsageError(f"write size must be positive, got {s.write_bytes}")
+            raise OptionError(f"write size must be positive, got {s.write_bytes}")
         if s.jobs < 1 or s.jobs > MAX_JOBS:
-            raise UsageError(f"--jobs must be between 1 and {MAX_JOBS}, got {s.jobs}")
+            raise OptionError(f"--jobs must be between 1 and {MAX_JOBS}, got {s.jobs}")
         if s.write_bytes > file_size:
-            raise UsageError(f"write size {format_size(s.write_bytes)} is larger than "
+            raise OptionError(f"write size {format_size(s.write_bytes)} is larger than "
                              f"--file-size {format_size(file_size)}")
     # an O_DIRECT test of a size the probe cannot align is skipped; a plan of nothing
     # else would measure nothing, so it is refused before any file is created
     if all(s.direct and s.write_bytes % probe.ALIGN for s in specs):
         sizes = ", ".join(sorted({format_size(s.write_bytes) for s in specs}))
-        raise UsageError(f"no test to run: O_DIRECT needs write sizes that are multiples of "
+        raise OptionError(f"no test to run: O_DIRECT needs write sizes that are multiples of "
                          f"{probe.ALIGN} bytes, and {sizes} {'are' if ',' in sizes else 'is'} not; "
                          "give such --sizes or "
                          "--direct off/both")
@@ -107,7 +108,7 @@ def measure(path: str, *, sizes: Iterable[int] = DEFAULT_SIZES, ops: Iterable[st
     """
     specs = list(tests) if tests is not None else plan_tests(sizes, ops, direct, jobs)
     if file_size < probe.ALIGN:
-        raise UsageError(f"--file-size must be at least {format_size(probe.ALIGN)}, "
+        raise OptionError(f"--file-size must be at least {format_size(probe.ALIGN)}, "
                          f"got {format_size(file_size)}")
     file_size = (int(file_size) // probe.ALIGN) * probe.ALIGN
     _validate(specs, duration_s, count, warmup_ops, file_size, engine)
@@ -132,8 +133,9 @@ def measure(path: str, *, sizes: Iterable[int] = DEFAULT_SIZES, ops: Iterable[st
     probe.check_free_space(real, file_size * max_jobs + probe.FREE_MARGIN_BYTES)
 
     results: list[TestResult] = []
-    with probe.sigterm_as_interrupt(), \
-            probe.ProbeFiles(real, max_jobs, file_size) as files:
+    # SIGTERM and SIGHUP remove the probe files as Ctrl-C does (also when measure() is
+    # called as a library, outside the command's own policy)
+    with signals.StopSignals(), probe.ProbeFiles(real, max_jobs, file_size) as files:
         files.create()
         supported, reason = files.check_o_direct()
         facts["o_direct"] = {"supported": supported, "reason": reason}

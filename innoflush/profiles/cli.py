@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from ..charts.output import chart_options, check_targets, emit
-from ..errors import ProfileError, UsageError
+from ..errors import OptionError, ProfileError
+from ..outfile import check_output_target, write_output
 from . import render
 from .model import NAME_RE, DeviceProfile
 from .store import (
@@ -101,7 +102,7 @@ def import_command(file: str, new_name: str | None, force: bool) -> None:
     profile = DeviceProfile.load(file)
     if new_name is not None:
         if not NAME_RE.match(new_name):
-            raise UsageError(f"bad profile name {new_name!r}: use lowercase letters, digits, "
+            raise OptionError(f"bad profile name {new_name!r}: use lowercase letters, digits, "
                              "'.', '_' and '-' (at most 80, starting with a letter or digit)")
         profile.name = new_name
     path = save_profile(profile, overwrite=force)
@@ -118,15 +119,12 @@ def import_command(file: str, new_name: str | None, force: bool) -> None:
 @click.option("--force", is_flag=True, help="Replace the output file if it exists.")
 def export_command(ref: str, output: Path | None, force: bool) -> None:
     """Write a profile's JSON to stdout or a file."""
+    if output is not None:
+        check_output_target(output, "-o")   # a device, FIFO or directory: refused
     text = load_profile(ref).to_json()
     if output is None:
         click.echo(text, nl=False)
         return
-    try:
-        with open(output, "w" if force else "x", encoding="utf-8") as f:
-            f.write(text)
-    except FileExistsError:
-        raise UsageError(f"{output} already exists (use --force to replace it)") from None
-    except OSError as exc:
-        raise UsageError(f"cannot write {output}: {exc.strerror}") from None
+    write_output(output, text, "-o", exists_error=None if force else
+                 f"{output} already exists (use --force to replace it)")
     click.echo(f"wrote {output}", err=True)

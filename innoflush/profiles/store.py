@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import ProfileError, UsageError
-from ..jsonfile import store_file
+from ..jsonfile import check_store, store_file
 from .model import NAME_RE, DeviceProfile
 
 
@@ -60,6 +60,15 @@ def load_profile(ref: str) -> DeviceProfile:
     if ref in builtin_names():
         return load_builtin(ref)
     raise ProfileError(f"unknown profile {ref!r}: see `innoflush profiles list`")
+
+
+def check_save_profile(name: str, overwrite: bool = False) -> None:
+    """Before a measurement saved as name: a valid name, free unless overwrite, and a store
+    that can be created and written (UsageError, exit 2)."""
+    if not NAME_RE.match(name):
+        raise UsageError(f"bad profile name {name!r}: use lowercase letters, digits, "
+                         "'.', '_' and '-'")
+    check_store(user_profile_dir(), name, "profile", overwrite)
 
 
 def save_profile(profile: DeviceProfile, overwrite: bool = False) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -12,9 +13,10 @@ import click
 
 from ..bars import bar, sparkline, want_bars
 from ..charts.output import chart_options, check_targets, emit
-from ..errors import UsageError
+from ..errors import OptionError, option_values
 from ..profiles import load_profile
 from ..units import format_size, parse_list, parse_size
+from ..values import SEED
 from .config import ServerConfig, Workload
 from .flavors import FLAVORS
 from .workload_profile import (
@@ -58,7 +60,9 @@ def with_overrides(wl: Workload, overrides: dict) -> Workload:
         for key in ("client_cpu_us_per_trx", "client_cpu_us_per_trx_sleeping"):
             fields[key] = min(fields[key], cap)
     out = Workload(**fields)
-    out.validate()
+    # the profile was checked when it was read: what fails now is an option's value
+    with option_values() if overrides else contextlib.nullcontext():
+        out.validate()
     return out
 
 
@@ -107,14 +111,14 @@ def _check_overrides(overrides: dict) -> None:
         if top is not None and value > top:
             shown = (format_size(value) if isinstance(value, int) else f"{value:g}",
                      format_size(int(top)) if "bytes" in key else f"{top:g}")
-            raise UsageError(f"--{_OPTION_OF[key]} {shown[0]} is out of range: at most "
+            raise OptionError(f"--{_OPTION_OF[key]} {shown[0]} is out of range: at most "
                              f"{shown[1]}")
 
 
 def _connections(text: str) -> list[int]:
     counts = parse_list(text, int)
     if not all(1 <= n <= MAX_CONNECTIONS for n in counts):
-        raise UsageError(f"--connections {text}: each must be between 1 and "
+        raise OptionError(f"--connections {text}: each must be between 1 and "
                          f"{MAX_CONNECTIONS}")
     return counts
 
@@ -239,7 +243,7 @@ def _row(cfg: ServerConfig, wl: Workload, runs, summary) -> dict:
               help=f"Tablespace growth per transaction, bytes {_FROM}.")
 @click.option("--duration", type=float, default=10.0, show_default=True,
               help="Simulated seconds measured (after a warm-up).")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=SEED, default=1, show_default=True)
 @click.option("--replications", type=int, default=1, show_default=True,
               help="Runs per combination with seeds seed, seed+1, ...: gives a 95% CI.")
 @click.option("--jobs", type=int, default=None,
@@ -271,11 +275,11 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
           --flush-method O_DIRECT,O_DIRECT_NO_FSYNC --trx-commit 1,2 --connections 1,16
     """
     if as_json and as_csv:
-        raise UsageError("choose one of --json and --csv")
+        raise OptionError("choose one of --json and --csv")
     if duration <= 0 or duration > 3600:
-        raise UsageError("--duration must be in (0, 3600] simulated seconds")
+        raise OptionError("--duration must be in (0, 3600] simulated seconds")
     if not 1 <= replications <= 30:
-        raise UsageError("--replications must be between 1 and 30")
+        raise OptionError("--replications must be between 1 and 30")
     check_targets(html_file, png_dir)
     profile = load_profile(profile_ref)
     base = ServerConfig(
@@ -304,10 +308,11 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
     # top, where they would slow down every `simulate --help` and `tps --help`
     from .sweep import combinations, run_sweep
 
-    cases = combinations(
-        base, workload, parse_list(flush_method),
-        parse_list(trx_commit, int), parse_list(sync_binlog, int) if log_bin else [0],
-        _connections(connections))
+    with option_values():   # the settings are the options': --trx-commit 5, ...
+        cases = combinations(
+            base, workload, parse_list(flush_method),
+            parse_list(trx_commit, int), parse_list(sync_binlog, int) if log_bin else [0],
+            _connections(connections))
     cases = calibrated_cases(cases, wprofile, overrides)
     source = source_line(wprofile, overrides)
     show = _progress(sys.stderr.isatty() and not (as_json or as_csv) and len(cases) > 1)
@@ -394,7 +399,7 @@ def _parse_bool(text: str) -> bool:
     try:
         return _bool_opt(text)
     except ValueError:
-        raise UsageError(f"not ON or OFF: {text!r}") from None
+        raise OptionError(f"--use-fdatasync {text!r}: not ON or OFF") from None
 
 
 @click.command("tps")
@@ -424,12 +429,12 @@ def tps_command(profile_ref, flavor, target_tps, workload_ref, cpu_us, client_us
     """Commits per second one connection gets from a device, per durability setting:
     bound by the device where a sync is in the commit path, by the CPU where none is."""
     if target_tps is not None and target_tps <= 0:
-        raise UsageError("--target-tps must be positive")
+        raise OptionError("--target-tps must be positive")
     for name, val in (("--cpu-us", cpu_us), ("--client-us", client_us)):
         if val is not None and val < 0:
-            raise UsageError(f"{name} must be >= 0")
+            raise OptionError(f"{name} must be >= 0")
     if cpu_cores < 1:
-        raise UsageError("--cpu-cores must be >= 1")
+        raise OptionError("--cpu-cores must be >= 1")
     check_targets(html_file, png_dir)
     profile = load_profile(profile_ref)
     wprofile = workload_profile(workload_ref)

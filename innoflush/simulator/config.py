@@ -22,6 +22,7 @@ class ServerConfig:
     innodb_flush_log_at_timeout: float = 1.0
     innodb_use_fdatasync: bool | None = None   # None: the flavor's default
     innodb_log_file_buffering: bool | None = None  # MariaDB; None: the flavor's default
+    innodb_log_writer_threads: bool | None = None  # MySQL 8.0.22+; None: the flavor's rule
     log_bin: bool = True
     sync_binlog: int = 1
     binlog_group_commit_sync_delay: int = 0    # microseconds, as the server variable
@@ -186,9 +187,12 @@ class ServerStart:
     # age reaches the async point; a server that was made to flush — an index build, a
     # checkpoint — goes on with adaptive passes while the age is past its low-water mark)
     cleaner_active: bool = False
+    # how long the server had run when the load began (status Uptime; None: long enough
+    # for MySQL's adaptive flushing averages to be warm — page_cleaner.AdaptiveFlush)
+    uptime_s: float | None = None
 
     def validate(self) -> None:
-        if self.checkpoint_age < 0 or self.dirty_pages < 0:
+        if self.checkpoint_age < 0 or self.dirty_pages < 0 or (self.uptime_s or 0) < 0:
             raise UsageError("a server's start state cannot be negative")
 
     def to_dict(self) -> dict:

@@ -160,14 +160,23 @@ class Device:
     # it ends (events.Environment.runs_through): taken and given back while nothing else
     # runs, the same as holding it; else the generator that holds it (_hold), which
     # passes its time with pass_time (other threads' events processed meanwhile).
-    def write(self, size: int, direct: bool) -> Iterable[Event]:
-        """One write call; holds a queue slot for its latency."""
+    def write(self, size: int, direct: bool, then: int = 0) -> Iterable[Event]:
+        """One write call; holds a queue slot for its latency. then: the size of a second
+        call the same thread makes right after it (MySQL's incomplete last redo block):
+        one slot held for both."""
         draw = self._writes.get((size, direct))
         if draw is None:
             draw = self.sampler("write", "none", size, direct).draw
             if len(self._writes) < 4096:   # bounded, like _by_request
                 self._writes[(size, direct)] = draw
         lat = draw()
+        if then:
+            second = self._writes.get((then, direct))
+            if second is None:
+                second = self.sampler("write", "none", then, direct).draw
+                if len(self._writes) < 4096:
+                    self._writes[(then, direct)] = second
+            lat += second()
         slots = self.write_slots
         if slots.free and not slots.waiters and self._ours:
             env: Any = self.env

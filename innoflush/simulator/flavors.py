@@ -32,7 +32,11 @@ class Flavor:
     flush_methods: tuple[str, ...]
     # redo
     redo_direct: bool                 # redo file opened O_DIRECT
-    redo_writer_threads: bool         # MySQL 8.0: log_writer/log_flusher run on their own
+    # MySQL 8.0.22+: innodb_log_writer_threads (log_writer/log_flusher run on their own when
+    # ON; OFF: the committing threads write and sync, log_self_write_up_to, as in 5.7).
+    # Its default: "none" (no such threads: 5.7, MariaDB), "on" (8.0/8.4's manual), or
+    # "cpus" (9.5+: with the binlog ON only at 32 CPUs or more, without it above 4)
+    log_writer_threads_default: str
     default_use_fdatasync: bool       # fdatasync for InnoDB files where the server may
     has_use_fdatasync_variable: bool
     # doublewrite
@@ -47,6 +51,10 @@ class Flavor:
     # binlog: MySQL's flush stage syncs redo for the group; MariaDB syncs at prepare
     redo_sync_in_binlog_flush_stage: bool
     checkpoint_interval_s: float = 1.0
+    # MySQL 8.0+: a redo write that ends inside a log block is two calls, the complete
+    # blocks and the incomplete one (redo.py: redo_write; read off 9.7.4: 2.0
+    # Innodb_log_writes per single-row-batch commit with the log writer threads OFF)
+    redo_last_block_apart: bool = False
     # MariaDB maps O_DSYNC to innodb_data_file_write_through: no data-file syncs at all
     o_dsync_data_write_through: bool = False
     # MariaDB 10.6+: its page cleaner and flush-ahead requests (mariadb_page_cleaner.py:
@@ -94,6 +102,18 @@ class Flavor:
             return not log_file_buffering
         return trx_commit != 2
 
+    def log_writer_threads(self, configured: bool | None, cpus: int, log_bin: bool) -> bool:
+        """Whether the log_writer/log_flusher threads do the redo I/O (else the committing
+        threads do it themselves, one leader per group)."""
+        rule = self.log_writer_threads_default
+        if rule == "none":
+            return False
+        if configured is not None:
+            return configured
+        if rule == "cpus":   # the MySQL 9.5 manual, "What Is New": innodb_log_writer_threads
+            return cpus >= 32 if log_bin else cpus > 4
+        return True
+
     def use_fdatasync(self, configured: bool | None) -> bool:
         if configured is None or not self.has_use_fdatasync_variable:
             return self.default_use_fdatasync
@@ -104,15 +124,16 @@ FLUSH_METHODS = ("fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC")
 
 _MYSQL_80 = Flavor(
     name="mysql-8.0", title="MySQL 8.0.30+ (also 8.0.20-8.0.29 for page flushing)",
-    flush_methods=FLUSH_METHODS, redo_direct=False, redo_writer_threads=True,
+    flush_methods=FLUSH_METHODS, redo_direct=False, log_writer_threads_default="on",
     default_use_fdatasync=False, has_use_fdatasync_variable=True,
     dblwr_segment_pages=4, dblwr_block_pages=4, dblwr_parallel_segments=2,
     dblwr_sync_methods=("fsync", "O_DSYNC"),
     data_writes_include_redo=True, has_os_log_fsyncs=True,
-    has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True)
+    has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True,
+    redo_last_block_apart=True)
 _MARIADB_10_11 = Flavor(
     name="mariadb-10.11", title="MariaDB 10.6-10.11",
-    flush_methods=FLUSH_METHODS, redo_direct=True, redo_writer_threads=False,
+    flush_methods=FLUSH_METHODS, redo_direct=True, log_writer_threads_default="none",
     default_use_fdatasync=True, has_use_fdatasync_variable=False,
     dblwr_segment_pages=128, dblwr_block_pages=128, dblwr_parallel_segments=1,
     dblwr_sync_methods=("fsync", "O_DIRECT"),
@@ -129,20 +150,28 @@ FLAVORS: dict[str, Flavor] = {
                          dblwr_block_pages=128),
     "mysql-5.7": Flavor(
         name="mysql-5.7", title="MySQL 5.7.25+",
-        flush_methods=FLUSH_METHODS, redo_direct=False, redo_writer_threads=False,
+        flush_methods=FLUSH_METHODS, redo_direct=False, log_writer_threads_default="none",
         default_use_fdatasync=False, has_use_fdatasync_variable=False,
         dblwr_segment_pages=120, dblwr_block_pages=64, dblwr_parallel_segments=1,
         dblwr_sync_methods=("fsync", "O_DSYNC", "O_DIRECT"),
         data_writes_include_redo=True, has_os_log_fsyncs=True,
         has_binlog_group_commit_counters=False, redo_sync_in_binlog_flush_stage=True),
+    # 8.4's I/O (read off 9.7.4: fdatasync ON, 2 doublewrite files of 128 pages, 100M redo
+    # capacity in 32 files) with 9.5's rule for the log writer threads
+    "mysql-9.7": replace(_MYSQL_80, name="mysql-9.7", title="MySQL 9.7 LTS",
+                         default_use_fdatasync=True, dblwr_segment_pages=128,
+                         dblwr_block_pages=128, log_writer_threads_default="cpus"),
     "mariadb-10.11": _MARIADB_10_11,
     # 11.x writes and syncs as 10.6-10.11 do
     "mariadb-11": replace(_MARIADB_10_11, name="mariadb-11",
                           title="MariaDB 11.x (O_DIRECT_NO_FSYNC = innodb_doublewrite=fast)"),
+    # 11.8 LTS: the 10.11 I/O path, its flush method as four booleans
+    # (innodb_{data,log}_file_{buffering,write_through}) and innodb_doublewrite=fast
+    "mariadb-11.8": replace(_MARIADB_10_11, name="mariadb-11.8", title="MariaDB 11.8 LTS"),
 }
-ALIASES = {"mysql": "mysql-8.0", "mysql-8": "mysql-8.0", "mysql-9": "mysql-8.4",
+ALIASES = {"mysql": "mysql-8.0", "mysql-8": "mysql-8.0", "mysql-9": "mysql-9.7",
            "mariadb": "mariadb-10.11", "mariadb-10.6": "mariadb-10.11",
-           "mariadb-11.4": "mariadb-11", "mariadb-11.8": "mariadb-11"}
+           "mariadb-11.4": "mariadb-11"}
 
 
 def get_flavor(name: str) -> Flavor:

@@ -58,7 +58,8 @@ class RedoLog:
                  "checkpoint_lsn", "unsynced_bytes", "leader_busy", "flush_requested",
                  "stalled_users", "written_event", "flushed_event", "checkpoint_event",
                  "writer_wakeup", "flusher_wakeup", "checkpoint_request", "capacity",
-                 "async_flush_age", "sync_flush_age", "stop_age", "in_data_writes")
+                 "async_flush_age", "sync_flush_age", "stop_age", "in_data_writes",
+                 "last_block_apart")
 
     def __init__(self, env: simpy.Environment, flavor: Flavor, config: ServerConfig):
         self.env = env
@@ -68,6 +69,7 @@ class RedoLog:
         self.lsn = self.write_lsn = self.flushed_lsn = self.checkpoint_lsn = 0
         self.unsynced_bytes = 0
         self.in_data_writes = flavor.data_writes_include_redo
+        self.last_block_apart = flavor.redo_last_block_apart
         self.leader_busy = False
         self.flush_requested = 0   # an LSN a page write waits to see durable
         self.stalled_users = 0     # users waiting in log_free_check
@@ -112,19 +114,32 @@ class RedoLog:
 
 
 def redo_write(srv: Server, upto: int) -> SimGen[None]:
-    """Write the log buffer up to `upto` (one write call), or write-and-sync under O_DSYNC."""
+    """Write the log buffer up to `upto`: whole log blocks from the one the last write
+    ended in (one write call), or write-and-sync under O_DSYNC. MySQL 8.0+ writes the
+    complete blocks straight from the log buffer and the incomplete last one apart,
+    through its write-ahead buffer (log0write.cc, log_writer_write_buffer): two calls
+    once a write crosses a block (RedoLog.last_block_apart)."""
     log = srv.redo
-    size = -(-(upto - log.write_lsn) // REDO_BLOCK) * REDO_BLOCK   # whole log blocks
-    if size < REDO_BLOCK:
-        size = REDO_BLOCK
     c = srv.counters
-    c["Innodb_log_writes"] += 1
-    c["Innodb_os_log_written"] += size
+    apart = 0      # the incomplete last block's own call, where there is one
+    if log.last_block_apart:
+        blocks = max(1, -(-upto // REDO_BLOCK) - log.write_lsn // REDO_BLOCK)
+        if blocks > 1 and upto % REDO_BLOCK:
+            apart = REDO_BLOCK
+            blocks -= 1
+        size = blocks * REDO_BLOCK
+    else:
+        size = max(REDO_BLOCK, -(-(upto - log.write_lsn) // REDO_BLOCK) * REDO_BLOCK)
+    calls = 2 if apart else 1
+    c["Innodb_log_writes"] += calls
+    c["Innodb_os_log_written"] += size + apart
     if log.in_data_writes:
-        c["Innodb_data_writes"] += 1
-        c["Innodb_data_written"] += size
+        c["Innodb_data_writes"] += calls
+        c["Innodb_data_written"] += size + apart
     if log.write_through:
         yield from srv.device.dsync_write(size, log.direct)
+        if apart:
+            yield from srv.device.dsync_write(apart, log.direct)
         yield from srv.woken()
         if srv.redo_io_requeues:
             yield from srv.device_woken()
@@ -134,13 +149,13 @@ def redo_write(srv: Server, upto: int) -> SimGen[None]:
         log.mark_flushed(upto)
         srv.count("redo_syncs")
     else:
-        yield from srv.device.write(size, log.direct)
+        yield from srv.device.write(size, log.direct, apart)
         if log.direct and srv.redo_io_requeues:
             # the O_DIRECT write slept on the device; buffered, it did not
             yield from srv.device_woken()
         if upto > log.write_lsn:
             log.write_lsn = upto
-        log.unsynced_bytes += size
+        log.unsynced_bytes += size + apart
     log.mark_written()
 
 
@@ -224,7 +239,7 @@ def log_write_up_to(srv: Server, upto: int, flush: bool,
     gives it up.
     """
     log = srv.redo
-    if srv.flavor.redo_writer_threads:
+    if srv.log_writer_threads:
         if on_cpu:
             srv.cpu_release(on_cpu)
         # The log_writer/log_flusher threads do the work; a commit only wakes and waits.
@@ -285,7 +300,7 @@ def log_flush_for_page_write(srv: Server, upto: int | None = None) -> SimGen[Non
     if log.flushed_lsn >= upto:
         return
     srv.count("page_write_log_flushes")
-    if not srv.flavor.redo_writer_threads:
+    if not srv.log_writer_threads:
         yield from log_write_up_to(srv, upto, flush=True)
         return
     log.flush_requested = max(log.flush_requested, upto)

@@ -70,6 +70,8 @@ class Server:
         fl = self.flavor
         self.trx_commit = config.innodb_flush_log_at_trx_commit
         self.sync_op = "fdatasync" if fl.use_fdatasync(config.innodb_use_fdatasync) else "fsync"
+        self.log_writer_threads = fl.log_writer_threads(config.innodb_log_writer_threads,
+                                                        config.cpu_cores, config.log_bin)
         self.data_direct = fl.data_direct(method)
         self.data_write_through = method == "O_DSYNC" and fl.o_dsync_data_write_through
         self.dblwr_segment_pages = config.innodb_doublewrite_pages or fl.dblwr_segment_pages
@@ -82,11 +84,12 @@ class Server:
         # the connection that leads the group commit (MySQL 5.7, MariaDB), not MySQL
         # 8.0's log_writer/log_flusher, which spin on their core between requests
         # (innodb_log_spin_cpu_abs_lwm) and were never measured here.
-        self.redo_io_requeues = not self.flavor.redo_writer_threads
+        self.redo_io_requeues = not self.log_writer_threads
 
         self.redo = RedoLog(env, fl, config)
         self.buf_pool = BufferPool(config, workload, self.rng)
         self.flush_ahead = FlushAhead()   # read by MariaDB's flavors only
+        self.start_uptime_s: float | None = None   # preload(): a fresh server's age
         self.binlog = Binlog(fl.redo_sync_in_binlog_flush_stage,
                              fl.has_binlog_group_commit_counters)
         self.measurement = Measurement()
@@ -109,7 +112,7 @@ class Server:
         on_cpu callers)."""
         wl, cfg = self.workload, self.config
         hold = (not cfg.log_bin and self.trx_commit in (1, 2)
-                and not self.flavor.redo_writer_threads)
+                and not self.log_writer_threads)
         # where commits do not sleep a wire is paid on an idle core only (connection):
         # the heap cannot tell whether a slice that ends this instant has let go of its
         # core yet, the semaphore can
@@ -126,6 +129,7 @@ class Server:
         """Start from a server that has redo since its last checkpoint and dirty pages
         (a ServerStart), before start(): the pages spread evenly over that redo."""
         start.validate()
+        self.start_uptime_s = start.uptime_s
         age = int(start.checkpoint_age)
         self.redo.start_at(age)
         self.buf_pool.preload(age, int(start.dirty_pages))
@@ -303,7 +307,7 @@ class Server:
         # sync calls it makes as the group commit leader; only the leader-based redo
         # path (no writer threads, no binlog) is modelled that way.
         hold = (not log_bin and trx_commit in (1, 2) and cpu_s > 0
-                and not self.flavor.redo_writer_threads)
+                and not self.log_writer_threads)
         counters = self.counters
         # Each statement is a round trip: the client's CPU, the wire, the server's CPU.
         # Cut into statements, a transaction queues for a core as often as a real one
@@ -459,7 +463,7 @@ class Server:
     def start(self) -> None:
         """Start the flavor's background threads and the workload's connections."""
         env, fl = self.env, self.flavor
-        if fl.redo_writer_threads:
+        if self.log_writer_threads:
             env.process(log_writer(self))
             env.process(log_flusher(self))
         else:

@@ -26,6 +26,7 @@ from ..stats import SHAPE_MEAN_ONLY
 from .config import ServerConfig, Workload
 from .device import Device, Sampler, SumSampler
 from .flavors import PAGE_BYTES, get_flavor
+from .redo import REDO_BLOCK
 from .results import SimResult, simulate
 
 # How far the simulation at one connection may stray from the closed form before the row
@@ -129,6 +130,10 @@ def commit_path(profile: DeviceProfile, setting: DurabilitySetting, flavor: str,
 
     direct = fl.redo_is_direct(setting.trx_commit, None)
     wait("write", "none", redo, direct)
+    if fl.redo_last_block_apart:
+        # MySQL 8.0+: the incomplete last log block is a write of its own whenever the
+        # commit's redo crosses a block (redo.py: redo_write)
+        wait("write", "none", REDO_BLOCK, direct, min(1.0, redo / REDO_BLOCK))
     syncs = 0
     if setting.trx_commit == 1:
         wait("sync", sync_op, redo, direct)

@@ -95,9 +95,25 @@ def _current_method_text(f: ServerFacts) -> str:
     return f.flush_method
 
 
+def deprecated_method_given(f: ServerFacts) -> str | None:
+    """MariaDB 11: the innodb_flush_method value the server was started with, when it is
+    not the default (O_DIRECT): a deprecated option that, at the next start, overrides
+    innodb_doublewrite and innodb_data_file_* whatever their order in my.cnf (tried on
+    MariaDB 11.8.9: innodb_flush_method=O_DIRECT_NO_FSYNC with innodb_doublewrite=ON
+    starts with fast). SET GLOBAL of the new variables leaves it showing the old value."""
+    if not f.mariadb11_io_variables:
+        return None
+    raw = str(f.variables.get("innodb_flush_method") or "").strip()
+    return raw if raw and raw.upper() != "O_DIRECT" else None
+
+
 def _to_method(ctx: Context, method: str, why: list[str], risk: str) -> Change:
     f = ctx.facts
     setting, rec, lines, sets, restart = method_change(f, method)
+    if given := deprecated_method_given(f):
+        why = [*why, f"the server was started with innodb_flush_method={given}, deprecated "
+               "since MariaDB 11.0 (MDEV-30136): remove it from my.cnf, or at the next "
+               "start it overrides the settings above"]
     return Change(setting=setting, current=_current_method_text(f), recommended=rec, why=why,
                   risk=risk, restart_needed=restart, my_cnf=lines, set_global=sets,
                   sim_changes={"innodb_flush_method": method})
