@@ -51,9 +51,12 @@ COUNTERS = (
     "Binlog_stmt_cache_use",
 )
 # Gauges: a level now, polled during the interval (not differenced).
+# The redo LSNs (MySQL 8.0.30+) and Uptime give the state a window opens on
+# (start_state): the checkpoint age, and how long the server had run.
 GAUGES = ("Threads_running", "Threads_connected", "Innodb_data_pending_fsyncs",
           "Innodb_os_log_pending_fsyncs", "Innodb_buffer_pool_pages_dirty",
-          "Innodb_buffer_pool_pages_total", "Innodb_checkpoint_age")
+          "Innodb_buffer_pool_pages_total", "Innodb_checkpoint_age",
+          "Innodb_redo_log_current_lsn", "Innodb_redo_log_checkpoint_lsn", "Uptime")
 POLLED = ("Threads_running", "Innodb_data_pending_fsyncs", "Innodb_os_log_pending_fsyncs")
 WRITE_STATEMENTS = ("Com_insert", "Com_insert_select", "Com_update", "Com_update_multi",
                     "Com_delete", "Com_delete_multi", "Com_replace", "Com_replace_select",
