@@ -147,12 +147,14 @@ class BufferPool:
         self.unflushed: dict[int, int] = {}   # tablespace: bytes written since its sync
         self._file_draws: list[int] = []
 
-    def preload(self, age: int, pages: int) -> None:
-        """`pages` dirty pages spread evenly over the first `age` bytes of redo."""
+    def preload(self, age: int, pages: int, span: int | None = None) -> None:
+        """`pages` dirty pages spread evenly over the last `span` (default: all) of the
+        first `age` bytes of redo."""
+        span = age if span is None else min(span, age)
         chunks = min(pages, 16)
         for i in range(chunks):
             share = pages // chunks + (1 if i < pages % chunks else 0)
-            self.flush_list.add(max(1, age * (i + 1) // chunks), share,
+            self.flush_list.add(max(1, age - span + span * (i + 1) // chunks), share,
                                 self.hot_pages(share))
 
     def note_modification(self, lsn: int) -> None:

@@ -40,16 +40,35 @@ def pct_for_dirty(srv: Server) -> float:
     return 0.0
 
 
+# log_free_check_margin at a server's defaults: the redo the threads that may write at
+# once reserve (log_concurrency_margin, INNODB_METRICS, read off MySQL 9.7.4 at its
+# defaults: 5,303,808 bytes); log_files_capacity_get_limits takes it off both limits
+FREE_CHECK_MARGIN = 5_303_808
+
+
+def adaptive_flush_lwm(srv: Server) -> float:
+    """The oldest dirty page's age past which MySQL's adaptive flushing works:
+    innodb_adaptive_flushing_lwm % of the free-check limit (the soft capacity less the
+    margin; log_files_capacity_get_limits)."""
+    log = srv.redo
+    margin = min(FREE_CHECK_MARGIN, log.stop_age // 4)
+    return (log.stop_age - margin) * srv.config.innodb_adaptive_flushing_lwm / 100.0
+
+
 def pct_for_lsn(srv: Server, age: int) -> float:
-    """af_get_pct_for_lsn: how hard to flush for the checkpoint age."""
-    cfg = srv.config
-    async_flush_age = srv.redo.async_flush_age
-    lwm = async_flush_age * cfg.innodb_adaptive_flushing_lwm / 100.0
-    if age < lwm:
+    """get_pct_for_lsn (buf0flu.cc): how hard to flush for the oldest dirty page's age.
+    Nothing below innodb_adaptive_flushing_lwm % of the free-check limit (the soft
+    capacity less the margin); past it, a share of innodb_io_capacity that grows as the
+    age's share of the dirty-page limit (the async point less the margin) to the 1.5th
+    power — about 10 % at the low-water mark of a 100M log."""
+    cfg, log = srv.config, srv.redo
+    if age < adaptive_flush_lwm(srv):
         return 0.0
-    factor = age * 100.0 / async_flush_age
-    return (cfg.innodb_io_capacity_max / cfg.innodb_io_capacity
-            * factor * math.sqrt(factor)) / 7.5
+    margin = min(FREE_CHECK_MARGIN, log.stop_age // 4)
+    factor = age * 100.0 / (log.async_flush_age - margin)
+    # integer division of the two capacities, and a whole percent, as the server has it
+    return int(cfg.innodb_io_capacity_max // cfg.innodb_io_capacity
+               * factor * math.sqrt(factor) / 7.5)
 
 
 class AdaptiveFlush:
@@ -88,26 +107,29 @@ class AdaptiveFlush:
         self.prev_lsn, self.prev_time = lsn, now
         self.n_iterations = self.sum_pages = 0
 
-    def recommendation(self, srv: Server, age: int, last_pages: int, lsn_per_s: float,
+    def recommendation(self, srv: Server, last_pages: int, lsn_per_s: float,
                        dirtied_per_s: float) -> int:
         """page_recommendation: the pages to flush this second."""
         log, now, cfg = srv.redo, srv.env.now, srv.config
-        if self.prev_lsn is None:       # initialize(): a fresh server's first call is idle
+        if self.prev_lsn is None:
+            # (initialize(), the idle first call, was at the server's start, before the
+            # load: the simulated server goes on from a later call)
             self.prev_lsn, self.prev_time = log.lsn, now
-            if not self.warm:
-                self.iter_lsn = log.lsn
-                return 0
-            # a server that has run a while: its averages are the load's own rates
-            self.lsn_avg_rate = lsn_per_s
-            self.page_avg_rate = min(dirtied_per_s, cfg.innodb_io_capacity_max)
+            if self.warm:   # a server that has run a while: the load's own rates
+                self.lsn_avg_rate = lsn_per_s
+                self.page_avg_rate = min(dirtied_per_s, cfg.innodb_io_capacity_max)
         skip_lsn = self.iter_lsn == log.lsn
         self.iter_lsn = log.lsn
         self.set_average(log.lsn, now, last_pages)
         if skip_lsn:
             return 0
-        pct = max(pct_for_dirty(srv), pct_for_lsn(srv, age))
         flush_list = srv.buf_pool.flush_list
         oldest = flush_list.oldest_lsn()
+        # the age it flushes for is the oldest dirty page's (buf_pool_get_oldest_
+        # modification_approx), not the checkpoint's, which lags it by up to a
+        # checkpointer interval: an empty flush list asks for nothing
+        age = log.lsn - oldest if oldest is not None else 0
+        pct = max(pct_for_dirty(srv), pct_for_lsn(srv, age))
         sum_max = 2 * cfg.innodb_io_capacity_max
         pages_for_lsn = 1
         if oldest is not None:
@@ -142,7 +164,7 @@ def page_cleaner(srv: Server) -> SimGen[None]:
                     buf_pool.flush_list.pages_older_than(target, 1 << 62))
             srv.count("sync_flush_batches")
         else:
-            n = adaptive.recommendation(srv, age, last_pages, lsn_per_s, dirtied_per_s) \
+            n = adaptive.recommendation(srv, last_pages, lsn_per_s, dirtied_per_s) \
                 if start > 0 else 0
         flushed = 0
         if n > 0 and buf_pool.flush_list.pages > 0:

@@ -19,7 +19,7 @@ from .flavors import PAGE_BYTES
 from .histogram import PENDING
 from .mariadb_page_cleaner import FlushAhead, buf_flush_ahead, mariadb_page_cleaner
 from .measurement import Measurement, Window
-from .page_cleaner import page_cleaner
+from .page_cleaner import adaptive_flush_lwm, page_cleaner
 from .redo import (
     RedoLog,
     log_checkpointer,
@@ -132,7 +132,14 @@ class Server:
         self.start_uptime_s = start.uptime_s
         age = int(start.checkpoint_age)
         self.redo.start_at(age)
-        self.buf_pool.preload(age, int(start.dirty_pages))
+        span = None
+        if not self.flavor.mariadb_page_cleaner:
+            # MySQL's checkpointer trails its oldest dirty page by seconds of redo, and its
+            # page cleaner keeps that page near the adaptive low-water mark: the status
+            # shows the checkpoint age only (the oldest page's is an INNODB_METRICS counter,
+            # off by default), so the pages start no older than that mark
+            span = int(adaptive_flush_lwm(self))
+        self.buf_pool.preload(age, int(start.dirty_pages), span)
         if start.cleaner_active:
             self.flush_ahead.cleaner_idle = False
 
