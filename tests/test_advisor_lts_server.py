@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pymysql
 import pytest
+from test_advisor_safety_server import sql
 
 from innoflush.advisor.rules import Context, DeviceFacts, evaluate
 from innoflush.lab.ctrl_c import StartInterrupts
@@ -62,19 +63,6 @@ def report(r: subprocess.CompletedProcess, codes=(0, 3)) -> dict:
     assert r.returncode in codes, r.stderr
     assert "Traceback" not in r.stderr
     return json.loads(r.stdout)
-
-
-def sql(srv, *statements: str) -> list:
-    conn = srv.connect()
-    try:
-        out = []
-        with conn.cursor() as cur:
-            for s in statements:
-                cur.execute(s)
-                out.append(cur.fetchall())
-        return out
-    finally:
-        conn.close()
 
 
 def variable(srv, name: str) -> str:

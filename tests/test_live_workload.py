@@ -427,6 +427,7 @@ class _R:
     tps = 1000.0
     group_commit = {"commits_per_redo_sync": 2.0}
     status = {"Innodb_data_fsyncs": 5000, "Innodb_pages_written": 2}
+    internal: dict = {}
 
 
 def test_model_checks_tolerances_and_noise_floor():
@@ -442,6 +443,28 @@ def test_model_checks_tolerances_and_noise_floor():
     assert c["data_fsyncs_per_s"].ok is True
     assert c["page_writes_per_s"].ok is None       # noise-sized on both sides
     assert Check("tps", 100.0, 80.0, 15.0, None).error_pct == pytest.approx(-20.0)
+
+
+def test_page_writes_within_one_cleaner_pass_are_phase_not_error():
+    """Page writes come in the page cleaner's passes: a window that caught one pass fewer
+    than the model is within one of the model's passes, and is not a miss; two passes
+    apart is."""
+    class R(_R):
+        status = {"Innodb_data_fsyncs": 5000, "Innodb_pages_written": 4000}
+        internal = {"flush_batches": 4}          # 1,000 pages a pass, 400/s over 10 s
+    o = _observed()
+    o.commits_per_s = 1000.0
+    o.seconds = 10.0
+    o.pages_written_per_s = 300.0                # three passes in the window
+    c = {x.figure: x for x in model_checks(o, R())}["page_writes_per_s"]
+    assert c.model == pytest.approx(400.0) and c.ok is True   # 100/s apart: one pass is
+    o.pages_written_per_s = 150.0                # beyond ±50 % and more than a pass apart
+    assert {x.figure: x for x in model_checks(o, R())}["page_writes_per_s"].ok is False
+    R.internal = {}                              # no passes counted: the plain tolerance
+    o.pages_written_per_s = 300.0
+    assert {x.figure: x for x in model_checks(o, R())}["page_writes_per_s"].ok is True
+    o.pages_written_per_s = 200.0
+    assert {x.figure: x for x in model_checks(o, R())}["page_writes_per_s"].ok is False
 
 
 # ---- candidates and ranges -----------------------------------------------------------------

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pymysql
 import pytest
+from test_lab_run import processes_mentioning
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER_NAMES = ("mariadbd", "mysqld")
@@ -66,18 +67,8 @@ def descendants(pid: int) -> set[int]:
 
 def mentioning(text: str) -> list[tuple[int, str]]:
     """(pid, command line) of every live process whose command line contains text."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit() or int(d.name) == os.getpid():
-            continue
-        try:
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:
-            continue
-        st = _stat(int(d.name))
-        if text in cmd and st is not None and st[0] not in ("Z", "X"):
-            out.append((int(d.name), cmd))
-    return out
+    return [(p, c) for p, c in processes_mentioning(text)
+            if (st := _stat(p)) is not None and st[0] not in ("Z", "X")]
 
 
 def alive(pids: set[int]) -> list[int]:

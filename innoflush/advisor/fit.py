@@ -241,11 +241,11 @@ def model_checks(o: Observed, r, tolerances: dict | None = None) -> list[Check]:
         if c.observed is None or c.model is None:
             c.ok = None
         elif max(c.observed, c.model) < floor:
-            c.ok, c.note = None, c.note or f"below {floor:g}/s on both sides: noise-sized"
+            c.ok, c.note = None, c.note or f"below {floor:.0f}/s on both sides: noise-sized"
         else:
             err = abs(c.model - c.observed) / max(c.observed, 1e-9)
             # a tiny observed figure: judge the absolute difference against the floor
-            c.ok = err <= c.tolerance_pct / 100 or abs(c.model - c.observed) < floor
+            c.ok = err <= c.tolerance_pct / 100 or abs(c.model - c.observed) <= floor
     return checks
 
 
