@@ -18,6 +18,7 @@ import contextlib
 import os
 import random
 import shutil
+import signal
 import threading
 import time
 from pathlib import Path
@@ -32,6 +33,15 @@ from innoflush.lab.docker_backend import (
     get_image,
 )
 from innoflush.lab.local import LocalServer, ServerError, ServerOptions, find_binaries, is_listening
+
+# A suite started in the background (`make test &`, nohup) inherits SIGINT or SIGHUP ignored,
+# and innoflush keeps an ignored signal ignored, as nohup asks: the tests that send them
+# (Ctrl-C during a start, SIGHUP to lab and measure) would test nothing. The suite runs
+# with the dispositions of a terminal; a child inherits them.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 # ---- nothing left behind ----------------------------------------------------------------
 
