@@ -22,8 +22,7 @@ from test_docs import compare_keys, example_json
 from test_lab_run import assert_no_leak, processes_mentioning
 
 from innoflush.cli import main
-from innoflush.lab import external, servers
-from innoflush.lab import run as labrun
+from innoflush.lab import external, run_setup, servers
 from innoflush.measure import quick_tests
 
 pytestmark = pytest.mark.server
@@ -69,8 +68,8 @@ def generator(tmp_path) -> str:
 
 @pytest.fixture
 def quick_measure(monkeypatch):
-    monkeypatch.setattr(labrun, "MEASURE_KW", {"tests": quick_tests()[:6], "duration_s": 0.15,
-                                               "quick": True})
+    monkeypatch.setattr(run_setup, "MEASURE_KW", {"tests": quick_tests()[:6], "duration_s": 0.15,
+                                                  "quick": True})
 
 
 def _data(tmp_path: Path) -> Path:

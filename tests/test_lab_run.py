@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from innoflush.cli import main
-from innoflush.lab import run as labrun
+from innoflush.lab import run_setup
 from innoflush.lab.local import is_listening
 from innoflush.lab.predict import COMPARED
 from innoflush.measure import quick_tests
@@ -64,8 +64,8 @@ def assert_no_leak(path: Path, runs: list[dict] | None = None) -> None:
 @pytest.fixture
 def quick_measure(monkeypatch):
     """--measure in a fraction of the --quick preset's time."""
-    monkeypatch.setattr(labrun, "MEASURE_KW", {"tests": quick_tests()[:6], "duration_s": 0.15,
-                                               "quick": True})
+    monkeypatch.setattr(run_setup, "MEASURE_KW", {"tests": quick_tests()[:6], "duration_s": 0.15,
+                                                  "quick": True})
 
 
 def test_two_flush_methods_measured_beside_predicted(server_binaries, tmp_path,

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from simprofiles import device
 
 from innoflush.cli import main
-from innoflush.lab import run as labrun
+from innoflush.lab import run_setup
 from innoflush.lab.options import LabOptions
 from innoflush.lab.predict import compare
 from innoflush.lab.validate import MAPE_FIGURES, cell_plans, device_summary, directions, mape
@@ -98,8 +98,8 @@ def test_replicated_pairs_alternate_the_flush_methods():
 
 @pytest.mark.server
 def test_small_validation_matrix(server_binaries, tmp_path, monkeypatch):
-    monkeypatch.setattr(labrun, "MEASURE_KW", {"tests": quick_tests()[:6], "duration_s": 0.15,
-                                               "quick": True})
+    monkeypatch.setattr(run_setup, "MEASURE_KW", {"tests": quick_tests()[:6], "duration_s": 0.15,
+                                                  "quick": True})
     slow = device("test-slow-8ms", fsync_16k_ns=8e6, fsync_2m_ns=16e6, fdatasync_ratio=1.0)
     prof = tmp_path / "test-slow-8ms.json"
     prof.write_text(slow.to_json(), encoding="utf-8")

@@ -72,7 +72,8 @@ from ..simulator.workload_profile import WorkloadProfile, save_workload, workloa
 from .emulate import make_emulation
 from .options import LabOptions, RunPlan
 from .report import num
-from .run import load_or_measure, make_base_dir, measure_one, run_checked
+from .run import measure_one
+from .run_setup import load_or_measure, make_base_dir, run_checked
 from .servers import docker_server_class
 
 SCHEMA = "innoflush.lab-calibrate/1"

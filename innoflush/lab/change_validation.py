@@ -55,7 +55,8 @@ from .repeatability import (
     repeatability,
     resolution_warning,
 )
-from .run import load_or_measure, make_base_dir, measure_one, run_checked
+from .run import measure_one
+from .run_setup import load_or_measure, make_base_dir, run_checked
 from .validate import LOCAL, NOISE_PCT, check_references, device_entry, host_facts
 
 SCHEMA = "innoflush.lab-validate-changes/1"

@@ -23,9 +23,8 @@ For every combination of flush method × trx_commit × sync_binlog × connection
 
 This module holds that orchestration (``measure_one``: steps 1-5 up to the prediction,
 shared with ``lab calibrate`` and ``lab validate``; ``run_one``: one run with its
-prediction; ``lab_run``: all of them), and the pieces the three commands share: the
-work directory, the device profile (``load_or_measure``), one run's errors
-(``run_checked``).
+prediction; ``lab_run``: all of them); what the three commands do around their runs (the
+work directory, the device profile, one run's errors) is in ``run_setup``.
 
 Nothing here fits the model to the measured TPS: the server CPU, client time, redo,
 page writes, tablespaces and growth per transaction are measured, and the TPS,
@@ -36,22 +35,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..advisor.rules import device_from_profile
-from ..errors import InnoflushError, UsageError
+from ..errors import InnoflushError
 from ..live.connect import ReadOnlySession
 from ..live.facts import filesystem_of, gather_facts
 from ..live.procfs import machine_cpu, proc_cpu_seconds, schedstat, thread_cpu
 from ..live.sampling import interval_between, observe, start_state
-from ..measure import TestSpec, measure_profile, quick_tests
-from ..measure.facts import PSEUDO_FS
-from ..measure.run import QUICK_DURATION_S
 from ..profiles import load_profile
-from ..simulator.workload_profile import WorkloadProfile, load_workload
 from .clients import WorkloadResult, run_workload
 from .command_run import command_run_doc, command_workload_doc
 from .emulate import Emulation, emulation_result, make_emulation, preload_complaints
@@ -75,6 +69,14 @@ from .predict import (
     sim_config,
 )
 from .report import SCHEMA
+from .run_setup import (
+    calibrated_summary,
+    calibration_for,
+    load_calibrated,
+    load_or_measure,
+    make_base_dir,
+    run_checked,
+)
 from .servers import (
     AdviseThread,
     advise_summary,
@@ -87,10 +89,8 @@ from .servers import (
     settings_mismatch,
     status_snapshot,
 )
-from .workload import WorkloadError, WorkloadSpec, prepare
+from .workload import WorkloadSpec, prepare
 
-# Keyword arguments for innoflush.measure.measure_profile; None: its --quick preset.
-MEASURE_KW: dict | None = None
 # how long a predicting advise may simulate after its sampling (its fit and candidates)
 ADVISE_PREDICT_TIMEOUT_S = 600.0
 
@@ -443,102 +443,6 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress,
 
 # ---- the whole lab ------------------------------------------------------------------------------
 
-def make_base_dir(datadir_on: str | None) -> Path:
-    """A fresh directory for the servers' work directories under datadir_on (or the
-    current directory): UsageError when it does not exist or is not writable."""
-    parent = Path(datadir_on) if datadir_on else Path.cwd()
-    if not parent.exists():
-        raise UsageError(f"--datadir-on {parent}: no such directory")
-    if not parent.is_dir():
-        raise UsageError(f"--datadir-on {parent}: not a directory")
-    fs = filesystem_of(str(parent))
-    if fs in PSEUDO_FS:
-        # /proc, /sys, /dev, cgroup...: the kernel's views, where mkdir fails with a
-        # misleading errno (ENOENT on /proc); say what the place is instead
-        raise UsageError(f"--datadir-on {parent} is on {fs}, a pseudo-filesystem of the "
-                         "kernel, not storage: no place for a datadir; give a directory on "
-                         "the storage to test")
-    try:
-        return Path(tempfile.mkdtemp(prefix="innoflush-lab-", dir=parent))
-    except OSError as exc:
-        raise UsageError(f"--datadir-on {parent} is not writable "
-                         f"({exc.strerror or exc}): give a directory on the storage to "
-                         "test that this user can write to") from None
-
-
-def load_or_measure(opts: LabOptions, base: Path, progress_line, small_writes: bool = False):
-    """The device profile of the storage: --profile, else measured now (--quick; with
-    small_writes also 4 KB O_DIRECT write, fsync and fdatasync: redo writes are small)."""
-    if opts.profile_ref:
-        return load_profile(opts.profile_ref), "profile"
-    if progress_line:
-        progress_line(f"measuring the storage under {base} (innoflush measure --quick"
-                      + (" + 4k" if small_writes else "") + ")")
-    kw = MEASURE_KW
-    if kw is None:
-        tests = quick_tests()
-        if small_writes:
-            tests = [TestSpec(op, 4096, True, 1) for op in ("none", "fsync", "fdatasync")] \
-                + tests
-        kw = {"tests": tests, "duration_s": QUICK_DURATION_S, "quick": True}
-    profile = measure_profile(str(base), "lab-measured",
-                              f"measured by innoflush lab run in {base.parent}", **kw)
-    return profile, "measure"
-
-
-def run_checked(plan: RunPlan, workdir: Path, warnings: list[str], fn):
-    """fn() for one planned run, its errors as one LabError line naming the run; the
-    run's work directories (and the emulation's beside it) removed whatever happens."""
-    try:
-        return fn()
-    except WorkloadError as exc:
-        raise LabError(f"run {plan.index}/{plan.total} ({plan.label}): {exc}") from None
-    except LabError as exc:
-        msg = str(exc)
-        if not msg.startswith("run "):
-            msg = f"run {plan.index}/{plan.total} ({plan.label}): {msg}"
-        raise LabError(msg, exc.exit_code) from None
-    except UsageError:
-        raise
-    except InnoflushError as exc:
-        raise LabError(f"run {plan.index}/{plan.total} ({plan.label}): {exc}",
-                       exc.exit_code) from None
-    finally:
-        for d in (workdir, workdir.with_name(workdir.name + "-emulate")):
-            shutil.rmtree(d, ignore_errors=True)
-            if d.exists():
-                warnings.append(f"could not remove {d}")
-
-
-def load_calibrated(ref: str | None):
-    """(WorkloadProfile or None, its Workload or None); ProfileError (exit 2) if unknown."""
-    if not ref:
-        return None, None
-    wp = load_workload(ref)
-    return wp, wp.workload
-
-
-def calibration_for(wp: WorkloadProfile | None, plan: RunPlan) -> tuple:
-    """(the workload profile's Workload at the plan's connections, its source text, its
-    COMMIT round trip without a sync: ``WorkloadProfile.workload_at`` and
-    ``commit_base_ms``, the lookups simulate and advise make too), or (None, None,
-    None) without a profile."""
-    if wp is None:
-        return None, None, None
-    workload, source = wp.workload_at(plan.connections)
-    return workload, source, wp.commit_base_ms(plan.connections,
-                                               sleeping=plan.commits_sleep)
-
-
-def calibrated_summary(wp) -> dict | None:
-    if wp is None:
-        return None
-    wl = wp.workload.to_dict()
-    wl.pop("connections", None)
-    return {"name": wp.name, "title": wp.title, "workload": wl,
-            "provenance": wp.provenance}
-
-
 def lab_run(opts: LabOptions, progress=None, progress_line=None) -> dict:
     """Every planned run, then the report dict (see lab/report.py for its keys).
 
@@ -609,6 +513,4 @@ def lab_run(opts: LabOptions, progress=None, progress_line=None) -> dict:
     }
 
 
-__all__ = ["MEASURE_KW", "Measured", "calibrated_summary", "calibration_for", "lab_run",
-           "load_calibrated", "load_or_measure", "make_base_dir", "measure_one", "run_checked",
-           "run_one", "workload_for"]
+__all__ = ["Measured", "lab_run", "measure_one", "run_one", "workload_for"]

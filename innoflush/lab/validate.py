@@ -45,13 +45,8 @@ from .calibrate import calibration_plans, calibration_profile
 from .emulate import make_emulation
 from .options import LabError, LabOptions, RunPlan
 from .predict import compare, predict, predicted_figures, sim_config
-from .run import (
-    calibration_for,
-    load_or_measure,
-    make_base_dir,
-    measure_one,
-    run_checked,
-)
+from .run import measure_one
+from .run_setup import calibration_for, load_or_measure, make_base_dir, run_checked
 from .servers import docker_server_class
 
 SCHEMA = "innoflush.lab-validate/1"

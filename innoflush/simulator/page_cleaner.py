@@ -46,13 +46,17 @@ def pct_for_dirty(srv: Server) -> float:
 FREE_CHECK_MARGIN = 5_303_808
 
 
+def free_check_margin(srv: Server) -> int:
+    """The margin both limits lose (a small log's at most a quarter of its capacity)."""
+    return min(FREE_CHECK_MARGIN, srv.redo.stop_age // 4)
+
+
 def adaptive_flush_lwm(srv: Server) -> float:
     """The oldest dirty page's age past which MySQL's adaptive flushing works:
     innodb_adaptive_flushing_lwm % of the free-check limit (the soft capacity less the
     margin; log_files_capacity_get_limits)."""
-    log = srv.redo
-    margin = min(FREE_CHECK_MARGIN, log.stop_age // 4)
-    return (log.stop_age - margin) * srv.config.innodb_adaptive_flushing_lwm / 100.0
+    return ((srv.redo.stop_age - free_check_margin(srv))
+            * srv.config.innodb_adaptive_flushing_lwm / 100.0)
 
 
 def pct_for_lsn(srv: Server, age: int) -> float:
@@ -64,8 +68,7 @@ def pct_for_lsn(srv: Server, age: int) -> float:
     cfg, log = srv.config, srv.redo
     if age < adaptive_flush_lwm(srv):
         return 0.0
-    margin = min(FREE_CHECK_MARGIN, log.stop_age // 4)
-    factor = age * 100.0 / (log.async_flush_age - margin)
+    factor = age * 100.0 / (log.async_flush_age - free_check_margin(srv))
     # integer division of the two capacities, and a whole percent, as the server has it
     return int(cfg.innodb_io_capacity_max // cfg.innodb_io_capacity
                * factor * math.sqrt(factor) / 7.5)
