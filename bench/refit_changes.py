@@ -39,8 +39,8 @@ def with_sync_call_cpu(sync_cpu_us: float) -> None:
 
     measured = fit.measured_workload   # fit_workload calls it by this name
 
-    def measured_with_sync_cpu(ev, o, sleeping=True):
-        wl, inputs, assumptions, missing = measured(ev, o, sleeping)
+    def measured_with_sync_cpu(ev, o, sleeping=True, **kw):
+        wl, inputs, assumptions, missing = measured(ev, o, sleeping, **kw)
         if wl is None or not o.commits_per_s:
             return wl, inputs, assumptions, missing
         syncs = ((o.redo_syncs_per_s or 0.0) + (ev.binlog_syncs_per_s.value or 0.0)) \

@@ -227,15 +227,16 @@ def model_checks(o: Observed, r, tolerances: dict | None = None) -> list[Check]:
     written = r.status.get("Innodb_pages_written", 0)
     checks.append(Check("page_writes_per_s", pages, written / d,
                         100 * tol["page_writes_per_s"], None))
-    # A window's page writes are whole passes of the page cleaner (MySQL's, past its
-    # low-water mark: hundreds of pages every few seconds): which of them fall in it is a
-    # matter of phase, which nothing observed tells. One of the model's own passes, over
-    # the window, is as far as the two may be apart on that account.
-    batches = r.internal.get("flush_batches", 0)
+    # A window's page writes are whole passes of the page cleaner, and MySQL's come in
+    # bursts: once its oldest dirty page is past the low-water mark, a pass a second
+    # until it is back under, then none for seconds (INNODB_METRICS on 9.7.4 under
+    # sysbench inserts: 1-3 passes of ~370 pages, then 4-5 s without). Which bursts fall
+    # in a window is a matter of phase, which nothing observed tells: the model's largest
+    # burst, over the window, is as far as the two may be apart on that account, beside
+    # the tolerance.
+    burst = r.internal.get("flush_burst_max_pages", 0)
     floors = dict(NOISE_FLOOR)
-    if batches and o.seconds:
-        floors["page_writes_per_s"] = max(floors["page_writes_per_s"],
-                                          written / batches / o.seconds)
+    phase = burst / o.seconds if burst and o.seconds else 0.0
     for c in checks:
         floor = floors.get(c.figure, 0.0)
         if c.observed is None or c.model is None:
@@ -243,9 +244,13 @@ def model_checks(o: Observed, r, tolerances: dict | None = None) -> list[Check]:
         elif max(c.observed, c.model) < floor:
             c.ok, c.note = None, c.note or f"below {floor:.0f}/s on both sides: noise-sized"
         else:
-            err = abs(c.model - c.observed) / max(c.observed, 1e-9)
-            # a tiny observed figure: judge the absolute difference against the floor
-            c.ok = err <= c.tolerance_pct / 100 or abs(c.model - c.observed) <= floor
+            diff = abs(c.model - c.observed)
+            err = diff / max(c.observed, 1e-9)
+            if c.figure == "page_writes_per_s" and phase:
+                c.ok = diff <= phase + c.tolerance_pct / 100 * c.observed or diff <= floor
+            else:
+                # a tiny observed figure: judge the absolute difference against the floor
+                c.ok = err <= c.tolerance_pct / 100 or diff <= floor
     return checks
 
 
@@ -284,7 +289,8 @@ def fit_workload(facts: ServerFacts, observed: Observed, evidence: WorkloadEvide
                    reasons=["the workload was not measured (no valid interval)"])
     wl, inputs, assumptions, missing = measured_workload(
         evidence, observed, commits_sleep(cfg),
-        new_pages_skip_dblwr=get_flavor(cfg.flavor).new_pages_skip_dblwr)
+        new_pages_skip_dblwr=get_flavor(cfg.flavor).new_pages_skip_dblwr,
+        commit_syncs=cfg.commit_syncs())
     assumptions = notes + assumptions
     assumptions.append(f"cpu_cores = {cores} ({evidence.cpu_cores.detail})")
     if wl is None:

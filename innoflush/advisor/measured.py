@@ -111,12 +111,13 @@ def workload_from_observed(o: Observed, connections: int | None = None
 
 
 def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
-                      new_pages_skip_dblwr: bool = False
+                      new_pages_skip_dblwr: bool = False, commit_syncs: float = 1.0
                       ) -> tuple[Workload | None, dict, list[str], list[str]]:
     """(Workload or None, inputs {field: {value, source, detail}}, assumptions, missing)
     from the measured evidence and the counter deltas; sleeping: the server's commits
     sleep on a sync at its current settings; new_pages_skip_dblwr: its flavor writes the
-    pages it created straight to their files (Flavor.new_pages_skip_dblwr)."""
+    pages it created straight to their files (Flavor.new_pages_skip_dblwr); commit_syncs:
+    the syncs on a commit's path at its settings (ServerConfig.commit_syncs)."""
     missing: list[str] = []
     inputs: dict = {}
 
@@ -149,6 +150,15 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
     overlap = (max(0.0, conn_cpu - statements_us)
                if ev.server_cpu_us_per_trx.source == "/proc" else 0.0)
     cpu = conn_cpu - overlap
+    # CPU cannot run longer than the time it ran in: what the commit states' wall time
+    # cannot hold ran while the connection was idle between statements (its reads of the
+    # next statement woken from the network: on a VM whose idle cores halt, MySQL 9.7's
+    # one-connection oltp_write_only spent 639 µs of thread CPU a transaction with 188
+    # µs inside the server). That is the wire's, at any setting: it goes with the time
+    # outside the server, where it takes a core but no time of its own.
+    commit_wait = ev.commit_wait_us_per_trx.value
+    beyond = max(0.0, overlap - commit_wait) if commit_wait is not None else 0.0
+    overlap -= beyond
     sleep_cpu = overlap if sleeping else DEFAULT_SLEEP_CPU_US
     commit_cpu = 0.0 if sleeping else overlap
     # The server's other threads (page cleaner, purge, timers) are left out: the model
@@ -217,6 +227,19 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
         inputs["client_cpu_us_per_trx"] = {"value": 0.0, "source": "default",
                                            "detail": "the server is not on this host: its "
                                            "clients' CPU is not known to compete for its cores"}
+    if beyond > 0:
+        room = max(0.0, outside - client_cpu)
+        add = min(beyond, room)
+        client_cpu += add
+        if client_sleeping:
+            client_sleeping = min(outside, client_sleeping + add)
+        inputs["client_cpu_us_per_trx"]["value"] = round(client_cpu, 3)
+        inputs["client_cpu_us_per_trx"]["detail"] += (
+            f"; and {add:.0f} µs of the connection threads' CPU that their commit states' "
+            f"{commit_wait:.0f} µs could not hold: run between statements, with the time "
+            "outside the server")
+        if "client_cpu_us_per_trx_sleeping" in inputs:
+            inputs["client_cpu_us_per_trx_sleeping"]["value"] = round(client_sleeping, 3)
     take("connections", ev.connections, conns)
     stmts = max(1, int(round(ev.statements_per_trx.value or 1)))
     if ev.statements_per_trx.value is not None:
@@ -256,6 +279,14 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
     inputs["work_cv"] = {"value": DEFAULT_WORK_CV, "source": "default",
                          "detail": "how much transactions differ is not shown by the server; "
                          "the lab's calibrations measured 0.28-0.5 for inserts"}
+    sleeps = commit_sleeps(o, commit_syncs) if sleeping else 1.0
+    if sleeps > 1:
+        changes["commit_sleeps"] = sleeps
+        inputs["commit_sleeps"] = {
+            "value": sleeps, "source": "measured",
+            "detail": f"{min(2.0, commit_syncs):g} syncs on a commit's path (redo and binary "
+                      "log): a group's leader sleeps on each, its followers once, "
+                      f"{_group_size(o):.2f} commits a group"}
     floor, inputs["round_trip_floor_us"] = round_trip_floor(ev.handoff, conns,
                                                             ev.handoff_note, cpu / stmts)
     wl = replace(base, connections=conns, cpu_us_per_trx=round(cpu, 3),
@@ -267,3 +298,18 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
                  work_cv=DEFAULT_WORK_CV, round_trip_floor_us=floor, **changes)
     wl.validate()
     return wl, inputs, assumptions, []
+
+
+def _group_size(o: Observed) -> float:
+    """Commits a sync group held: the binary log's groups where the server counts them
+    (MariaDB), else the redo's; at least one."""
+    size = o.binlog_commits_per_group or o.commits_per_redo_sync or 1.0
+    return max(1.0, float(size))
+
+
+def commit_sleeps(o: Observed, commit_syncs: float) -> float:
+    """The syncs a commit slept on, on average: one for every commit (its own, or its
+    group's as a follower), and the leader's further sync where the path has two (the
+    redo's and the binary log's), once per group."""
+    extra = max(0.0, min(2.0, commit_syncs) - 1.0)
+    return round(1.0 + extra / _group_size(o), 3)

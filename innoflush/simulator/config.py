@@ -73,6 +73,13 @@ class ServerConfig:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def commit_syncs(self) -> float:
+        """The syncs on a commit's path: the redo's at trx_commit=1, the binary log's
+        every sync_binlog groups."""
+        redo = 1.0 if self.innodb_flush_log_at_trx_commit == 1 else 0.0
+        return redo + (1.0 / self.sync_binlog if self.log_bin and self.sync_binlog > 0
+                       else 0.0)
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -122,6 +129,11 @@ class Workload:
     sync_side_cpu_us: float = 0.0  # further CPU per sync, off that path
     sleep_cpu_us: float = 0.0      # CPU per commit that sleeps on a sync, on its path
     sleep_side_cpu_us: float = 0.0  # further CPU per such commit, off that path
+    # The syncs a commit slept on where the sleeping figures above were measured: 1, or
+    # more with the binary log on and synced as well as the redo (a group's leader sleeps
+    # on both, its followers on the group once). A setting that keeps one sync of the two
+    # keeps 1 / commit_sleeps of what sleeping cost (commit_sleep_share)
+    commit_sleeps: float = 1.0
     wakeup_us: float = 0.0         # from the event a thread slept on to it running again
     # CPU every commit runs on its own path once its redo (and binlog) calls return,
     # whatever the durability setting: the commit's processing, which a live server's
@@ -144,6 +156,8 @@ class Workload:
                   "cpu_us_per_trx_sleeping", "client_cpu_us_per_trx_sleeping"):
             if getattr(self, f) < 0:
                 raise UsageError(f"{f} must be >= 0")
+        if self.commit_sleeps < 1:
+            raise UsageError("commit_sleeps must be >= 1")
         if self.client_cpu_us_per_trx > self.client_us_per_trx:
             raise UsageError("client_cpu_us_per_trx is part of client_us_per_trx: "
                              "it cannot be larger")
@@ -202,3 +216,16 @@ class ServerStart:
 def with_(obj: _D, **changes: Any) -> _D:
     """dataclasses.replace, re-exported so callers need not import dataclasses."""
     return replace(obj, **changes)
+
+
+def commit_sleep_share(config: ServerConfig, workload: Workload) -> float:
+    """The share of what sleeping commits cost (the workload's sleeping figures) that a
+    commit pays at `config`: all of it where its path holds as many syncs as where it
+    was measured; with one sync of two, the follower's one sleep a commit always has
+    (1 / commit_sleeps). A commit thread that syncs sleeps in the call until the device
+    completes and is woken; a group's leader does so per sync, its followers once."""
+    extra = workload.commit_sleeps - 1.0
+    if extra <= 0:
+        return 1.0
+    syncs = max(1.0, min(2.0, config.commit_syncs()))
+    return (1.0 + (syncs - 1.0) * extra) / workload.commit_sleeps

@@ -20,7 +20,7 @@ class Measurement:
     path, no call per commit)."""
 
     __slots__ = ("measuring", "commit_latency", "trx_latency", "stall_s", "max_age",
-                 "cpu_busy_s", "commits_done", "commit_target")
+                 "cpu_busy_s", "commits_done", "commit_target", "flush_passes")
 
     def __init__(self) -> None:
         self.measuring = False
@@ -31,6 +31,7 @@ class Measurement:
         self.cpu_busy_s = 0.0
         self.commits_done: Event | None = None
         self.commit_target = 0
+        self.flush_passes: list[tuple[float, int]] = []   # (start, pages) per batch
 
     def begin(self, commits_done: Event | None = None, commit_target: int = 0) -> None:
         """The measured window opens; commits_done (if given) is to succeed once the
@@ -43,6 +44,11 @@ class Measurement:
         """A thread ran on a core for `seconds`."""
         if self.measuring:
             self.cpu_busy_s += seconds
+
+    def flushed(self, start: float, pages: int) -> None:
+        """The page cleaner wrote a batch of `pages` that it began at `start`."""
+        if self.measuring:
+            self.flush_passes.append((start, pages))
 
     def stalled(self, seconds: float) -> None:
         """A user waited `seconds` for redo space (log_free_check)."""
@@ -65,3 +71,20 @@ class Window:
     device_write_busy_s: float
     device_queue_depth: int
     notes: list[str]                # the device model's assumptions, sorted
+
+
+# passes begun less than this apart are one burst: the page cleaner's loop is a second
+# long, and a pass that leaves the oldest page past the low-water mark is followed by
+# another a second later
+BURST_GAP_S = 1.5
+
+
+def largest_burst(passes: list[tuple[float, int]]) -> int:
+    """The most pages the page cleaner wrote in one burst of back-to-back passes."""
+    best = cur = 0
+    last: float | None = None
+    for start, pages in passes:
+        cur = pages if last is None or start - last > BURST_GAP_S else cur + pages
+        best = max(best, cur)
+        last = start
+    return best

@@ -201,6 +201,7 @@ def flush_batch(srv: Server, n: int) -> SimGen[int]:
     # The write-ahead rule: the batch's first page changed since the last redo sync waits
     # for one; the sync covers all the redo written, so the rest of a batch that takes
     # milliseconds seldom needs another (one per batch, not per page or segment).
+    began = srv.env.now
     yield from log_flush_for_page_write(srv)
     parallel = srv.flavor.dblwr_parallel_segments if srv.config.innodb_doublewrite else 4
     batch = _Batch(n)
@@ -211,6 +212,7 @@ def flush_batch(srv: Server, n: int) -> SimGen[int]:
         yield srv.env.all_of([srv.env.process(dblwr_instance(srv, batch))
                               for _ in range(workers)])
     srv.count("flush_batches")
+    srv.measurement.flushed(began, batch.flushed)
     return batch.flushed
 
 

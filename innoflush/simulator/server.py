@@ -12,13 +12,13 @@ import numpy as np
 from ..profiles import DeviceProfile
 from .binlog import Binlog, ordered_commit
 from .buffer_pool import BufferPool
-from .config import ServerConfig, ServerStart, Workload
+from .config import ServerConfig, ServerStart, Workload, commit_sleep_share
 from .device import Device
 from .events import Environment, SimGen, wake
 from .flavors import PAGE_BYTES
 from .histogram import PENDING
 from .mariadb_page_cleaner import FlushAhead, buf_flush_ahead, mariadb_page_cleaner
-from .measurement import Measurement, Window
+from .measurement import Measurement, Window, largest_burst
 from .page_cleaner import adaptive_flush_lwm, page_cleaner
 from .redo import (
     RedoLog,
@@ -291,18 +291,21 @@ class Server:
         trx_commit = self.trx_commit
         cpu_us, client_cpu_us = wl.cpu_us_per_trx, wl.client_cpu_us_per_trx
         sleeps = self.commits_sleep
+        share = commit_sleep_share(self.config, wl) if sleeps else 0.0
         if sleeps:
             # every commit sleeps on a sync: the threads go idle and are woken each
-            # time, which costs what one connection's transactions cost
-            cpu_us = max(cpu_us, wl.cpu_us_per_trx_sleeping)
-            client_cpu_us = max(client_cpu_us, wl.client_cpu_us_per_trx_sleeping)
+            # time, which costs what one connection's transactions cost (as often as
+            # they sleep: the share of the sleeps where it was measured)
+            cpu_us += max(0.0, wl.cpu_us_per_trx_sleeping - cpu_us) * share
+            client_cpu_us += max(0.0, wl.client_cpu_us_per_trx_sleeping
+                                 - client_cpu_us) * share
         # what a commit's own sleep on the sync costs (leader or not: switched out and
         # back in, woken), on top of the sync calls' CPU its group shares
         server_cpu = self.server_cpu
-        sleep_s = self.sleep_cpu_s if sleeps else 0.0
+        sleep_s = self.sleep_cpu_s * share
         # the commit's own CPU, on its path after the redo/binlog calls, at any setting
         post_commit_s = sleep_s + wl.commit_cpu_us * 1e-6
-        sleep_side_s = self.sleep_side_cpu_s if sleeps else 0.0
+        sleep_side_s = self.sleep_side_cpu_s * share
         cpu_s = cpu_us * 1e-6
         client_cpu_s = client_cpu_us * 1e-6
         # the time outside both CPUs (the wire) is what the workload says it is
@@ -496,9 +499,12 @@ class Server:
         else:
             meas.begin()
             env.run(until=end)
+        counters = {k: v - before.get(k, 0) for k, v in self.counters.items()}
+        if meas.flush_passes:
+            counters["flush_burst_max_pages"] = largest_burst(meas.flush_passes)
         return Window(
             duration_s=env.now - start,
-            counters={k: v - before.get(k, 0) for k, v in self.counters.items()},
+            counters=counters,
             commit_latency=meas.commit_latency, trx_latency=meas.trx_latency,
             cpu_busy_s=meas.cpu_busy_s, stall_s=meas.stall_s, max_age=meas.max_age,
             device_flush_busy_s=dev.flush_busy_s - fb,
