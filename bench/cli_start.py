@@ -1,8 +1,8 @@
 """Benchmark: how long `innoflush` takes to start, beside `python -c pass` (the floor).
 
 Times `innoflush --help`, `innoflush profiles list` and `innoflush simulate --help` as new
-processes, each run as the installed `innoflush` script runs it (`from innoflush.entry
-import main`; a tree from before innoflush/entry.py: `from innoflush.cli import main`),
+processes, each run as the installed `innoflush` script runs it (`from innoflush.commands.entry
+import main`; older trees: `innoflush.entry`, before that `innoflush.cli`),
 and prints min / median / max of the runs in ms. Several source trees can be timed side
 by side in one run, each on its own PYTHONPATH (e.g. main's code beside a branch's);
 rounds go through every command and tree in turn, the trees' order rotating,
@@ -34,8 +34,10 @@ HERE = Path(__file__).resolve().parent.parent
 TARGET_MS = 80.0
 # what the installed `innoflush` script does
 ENTRY = ("import sys\n"
-         "try:\n    from innoflush.entry import main\n"
-         "except ImportError:\n    from innoflush.cli import main\n"
+         "try:\n    from innoflush.commands.entry import main\n"
+         "except ImportError:\n"
+         "    try:\n        from innoflush.entry import main\n"
+         "    except ImportError:\n        from innoflush.cli import main\n"
          "sys.argv[0] = 'innoflush'; sys.exit(main())")
 CASES: list[tuple[str, list[str]]] = [
     ("python -c pass", ["-c", "pass"]),
@@ -49,7 +51,7 @@ CASES: list[tuple[str, list[str]]] = [
 def _tree(spec: str) -> tuple[str, Path]:
     name, sep, directory = spec.partition("=")
     path = Path(directory if sep else spec).expanduser().resolve()
-    if not (path / "innoflush" / "cli.py").is_file():
+    if not (path / "innoflush" / "__init__.py").is_file():
         raise SystemExit(f"cli_start: {path} holds no innoflush package")
     return (name if sep else path.name), path
 

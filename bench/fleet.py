@@ -38,6 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from daskcluster import dask_cluster  # noqa: E402
 
+from innoflush.advisor.request import AdviseRequest  # noqa: E402
 from innoflush.fleet.inventory import load_inventory  # noqa: E402
 from innoflush.fleet.run import FleetSettings, advise_fleet  # noqa: E402
 from innoflush.lab.local import LocalServer, ServerOptions, initialized_datadir  # noqa: E402
@@ -120,7 +121,7 @@ def _fleet_run(label: str, scheduler: str | None, hosts, servers, cnf: Path, arg
     for s in servers:
         _one(s, "FLUSH STATUS")   # Max_used_connections from here
     settings = FleetSettings(defaults_file=str(cnf), connect_timeout=10.0,
-                             executor=executor, advise_kw=dict(
+                             executor=executor, request=AdviseRequest(
         interval_s=args.interval, samples=1, profile=args.profile_obj,
         predict=not args.no_predict))
     print(f"--- {label}: predictions on {executor.describe() if executor else 'nothing'}",

@@ -1,5 +1,5 @@
 """`python -m innoflush`: the same command as the installed `innoflush`."""
 
-from .entry import main
+from .commands.entry import main
 
 main()

@@ -17,7 +17,7 @@ once with their default action and skipped them all. So the three are one event 
   ("Exception ignored in ..."), and the Docker SDK's and PyMySQL's objects run such code
   all the time. ``check()``, called at each step of the lab's work, raises again a
   signal whose first raise was lost; a command that still ran to its end exits with the
-  signal's code all the same (innoflush/cli.py).
+  signal's code all the same (innoflush/commands/root.py).
 - Handlers are only taken on the main thread and only from a signal at its default
   disposition: a caller's own handler, and SIG_IGN (``nohup`` ignores SIGHUP), are kept.
 

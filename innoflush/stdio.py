@@ -2,8 +2,8 @@
 `innoflush: error: cannot write to standard output: No space left on device`, exit 1,
 instead of a traceback (or Python's "Exception ignored" at the flush on the way out).
 
-The installed script (innoflush/entry.py) puts sys.stdout on a raw writer of its own whose
-failures are StdoutError, so the click group (innoflush/cli.py) can tell them from any
+The installed script (innoflush/commands/entry.py) puts sys.stdout on a raw writer of its own whose
+failures are StdoutError, so the click group (innoflush/commands/root.py) can tell them from any
 other OSError. A failed write drops the rest of the output: what is still buffered would
 fail again at the interpreter's last flush. A closed pipe (`| head`) stays quiet, as
 before. Only the standard library here: entry.py answers --help without importing click.

@@ -356,7 +356,7 @@ def _innoflush_cmd() -> list[str]:
     exe = Path(sys.executable).parent / "innoflush"
     if exe.exists():
         return [str(exe)]
-    return [sys.executable, "-c", "from innoflush.cli import main; main()"]
+    return [sys.executable, "-c", "from innoflush.commands.root import main; main()"]
 
 
 def run_quietly_stoppable(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:

@@ -76,7 +76,7 @@ def doc_files() -> list[Path]:
 # ---- options tables, from click ----------------------------------------------------------
 
 def cli_root() -> click.Group:
-    from innoflush.cli import main
+    from innoflush.commands.root import main
     return main
 
 

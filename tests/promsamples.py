@@ -1,4 +1,4 @@
-"""Fully populated measure results and advise reports (every branch of innoflush.prom
+"""Fully populated measure results and advise reports (every branch of innoflush.output.prom
 taken), for the unit tests of the exporter and of docs/prometheus.md."""
 
 from __future__ import annotations

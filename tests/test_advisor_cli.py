@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from innoflush import measure as measure_pkg
-from innoflush.advisor import cli as advise_cli
-from innoflush.cli import main
+from innoflush.commands import advise as advise_cli
+from innoflush.commands.root import main
 from innoflush.live import sampling
 from innoflush.live.connect import ReadOnlySession
 

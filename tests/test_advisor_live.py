@@ -12,7 +12,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.lab.local import ServerOptions, free_port
 from innoflush.live.connect import ReadOnlySession
 from innoflush.live.sampling import combine, observe, sample

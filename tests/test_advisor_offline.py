@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from innoflush.advisor.advise import OFFLINE_CANNOT_JUDGE
-from innoflush.cli import main
+from innoflush.commands.root import main
 
 CAPTURES = Path(__file__).parent / "fixtures" / "captures"
 BINLOG = CAPTURES / "mariadb-10.11-binlog"     # fsync, trx_commit=2, sync_binlog=0
@@ -171,6 +171,7 @@ def test_capture_and_live_path_agree_on_the_same_data(name, load_fixture, monkey
 
     from innoflush.advisor.advise import advise as advise_live
     from innoflush.advisor.advise import advise_capture
+    from innoflush.advisor.request import AdviseRequest
     from innoflush.live import sampling
     from innoflush.live.capture import read_capture
     from innoflush.live.connect import ReadOnlySession
@@ -181,11 +182,12 @@ def test_capture_and_live_path_agree_on_the_same_data(name, load_fixture, monkey
     monkeypatch.setattr(sampling, "CLOCK", lambda: now[0])
     monkeypatch.setattr(sampling, "SLEEP", lambda s: now.__setitem__(0, now[0] + s))
     profile = load_profile(profile_files["plp"])
-    live = advise_live(ReadOnlySession(FakeServer(fx)), conn_public={"target": "t"},
-                       is_local=False, interval_s=fx["interval_s"], profile=profile,
-                       predict=False)
-    off = advise_capture(read_capture(str(CAPTURES / name / "tab")), profile=profile,
-                         predict=False)
+    live = advise_live(ReadOnlySession(FakeServer(fx)),
+                       AdviseRequest(interval_s=fx["interval_s"], profile=profile,
+                                     predict=False),
+                       conn_public={"target": "t"}, is_local=False)
+    off = advise_capture(read_capture(str(CAPTURES / name / "tab")),
+                         AdviseRequest(profile=profile, predict=False))
     assert live["source"]["kind"] == "live" and off["source"]["kind"] == "capture"
     assert off["settings"] == live["settings"]
     for key in ("seconds", "commits", "commits_per_s", "commits_source",

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.lab.local import ServerOptions
 from innoflush.live.facts import filesystem_of
 

@@ -13,7 +13,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.lab.ctrl_c import StartInterrupts
 from innoflush.lab.local import ServerOptions
 from innoflush.live import sampling

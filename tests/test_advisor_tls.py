@@ -15,7 +15,7 @@ import pymysql
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.lab.local import ServerOptions
 from innoflush.live.connect import connect, resolve_options
 

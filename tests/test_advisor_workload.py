@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from test_docs import compare_keys, example_json
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.lab.local import ServerOptions
 
 pytestmark = pytest.mark.server

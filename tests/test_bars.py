@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from innoflush.bars import FULL, MARK, SPARKS, bar, log_bar, sparkline, want_bars
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.measure.result import tail_note, unbacked_quantiles
 
 BLOCK_CHARS = set(SPARKS) | set("▏▎▍▌▋▊▉") | {MARK}

@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.simulator.workload_profile import load_workload
 
 pytestmark = pytest.mark.server

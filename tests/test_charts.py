@@ -11,13 +11,13 @@ import stat
 import pytest
 from click.testing import CliRunner
 
-from innoflush.charts import advise_charts, lab_charts, measure_charts, sim_charts
-from innoflush.charts.build import BUILDERS, build_page
-from innoflush.charts.figure import series_count
-from innoflush.charts.output import check_targets, emit, png_name
-from innoflush.charts.page import render_html
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.errors import UsageError
+from innoflush.output.charts import advise_charts, lab_charts, measure_charts, sim_charts
+from innoflush.output.charts.build import BUILDERS, build_page
+from innoflush.output.charts.figure import series_count
+from innoflush.output.charts.output import check_targets, emit, png_name
+from innoflush.output.charts.page import render_html
 
 
 def summary(p50_us: float, spread: float = 2.0) -> dict:

@@ -1,5 +1,5 @@
 """The command starts fast: the top-level group imports a command's module only when the
-command is named, its --help lists the commands from a table in innoflush/cli.py (checked
+command is named, its --help lists the commands from a table in innoflush/commands/root.py (checked
 here against the commands themselves, so it cannot drift), and the heavy libraries stay
 out of the start of the commands that do not use them. bench/cli_start.py times it."""
 
@@ -13,21 +13,22 @@ from pathlib import Path
 import click
 import pytest
 
-from innoflush import cli
+from innoflush.commands import root as cli
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numpy", "simpy", "pymysql", "docker", "tabulate", "prometheus_client", "dask",
          "distributed")
 # after running the command (atexit: --help ends in SystemExit), the heavy modules loaded
+# and the command modules (those of the group's COMMANDS table) imported
 _PROBE = """
 import atexit, json, sys
 HEAVY = {heavy!r}
+from innoflush.commands.root import COMMANDS, main
+MODULES = {{v.partition(":")[0] for v in COMMANDS.values()}}
 atexit.register(lambda: print("LOADED", json.dumps([
     sorted(m for m in HEAVY if m in sys.modules),
-    sorted(m for m in sys.modules if m.startswith("innoflush.") and m.endswith(".cli")
-           and m != "innoflush.cli")]),
+    sorted(m for m in sys.modules if m in MODULES)]),
     file=sys.stderr))
-from innoflush.cli import main
 main({args!r}, prog_name="innoflush")
 """
 
@@ -45,28 +46,29 @@ def _loaded(args: list[str]) -> tuple[list[str], list[str]]:
 
 
 def test_importing_the_cli_loads_no_heavy_library_and_no_command():
-    code = ("import innoflush.cli, sys; print(sorted(m for m in ('numpy','simpy','pymysql',"
-            "'docker') if m in sys.modules))")
+    code = ("import innoflush.commands.root, sys; print(sorted(m for m in ('numpy', 'simpy',"
+            "'pymysql', 'docker') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, check=True)
     assert proc.stdout == "[]\n"
-    code = "import innoflush.cli, sys; print(sorted(m for m in sys.modules if 'innoflush' in m))"
+    code = ("import innoflush.commands.root, sys; "
+            "print(sorted(m for m in sys.modules if 'innoflush' in m))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, check=True)
     # innoflush.signals: the stop policy every command runs under (SIGINT, SIGTERM, SIGHUP)
-    assert proc.stdout == ("['innoflush', 'innoflush.cli', 'innoflush.errors', "
-                           "'innoflush.signals']\n")
+    assert proc.stdout == ("['innoflush', 'innoflush.commands', 'innoflush.commands.root', "
+                           "'innoflush.errors', 'innoflush.signals']\n")
 
 
 @pytest.mark.parametrize("args, allowed, commands", [
     (["--help"], set(), []),
-    (["simulate", "--help"], set(), ["innoflush.simulator.cli"]),
-    (["tps", "--help"], set(), ["innoflush.simulator.cli"]),
-    (["measure", "--help"], set(), ["innoflush.measure.cli"]),
-    (["advise", "--help"], set(), ["innoflush.advisor.cli"]),
-    (["profiles", "--help"], {"tabulate"}, ["innoflush.profiles.cli"]),
+    (["simulate", "--help"], set(), ["innoflush.commands.simulate"]),
+    (["tps", "--help"], set(), ["innoflush.commands.simulate"]),
+    (["measure", "--help"], set(), ["innoflush.commands.measure"]),
+    (["advise", "--help"], set(), ["innoflush.commands.advise"]),
+    (["profiles", "--help"], {"tabulate"}, ["innoflush.commands.profiles"]),
     # its table is tabulate's; numpy, simpy, PyMySQL and docker stay out
-    (["profiles", "list"], {"tabulate"}, ["innoflush.profiles.cli"]),
+    (["profiles", "list"], {"tabulate"}, ["innoflush.commands.profiles"]),
 ])
 def test_a_command_imports_only_what_it_uses(args, allowed, commands):
     heavy, loaded_commands = _loaded(args)
@@ -131,15 +133,15 @@ def test_float_options_of_a_lazily_loaded_command_refuse_nan():
         duration.type.convert("nan", duration, ctx)
 
 
-# ---- the installed script (innoflush/entry.py): --help and --version without click ----
+# ---- the installed script (innoflush/commands/entry.py): --help and --version without click ----
 
 _ENTRY = ("import atexit, sys\n"
           "atexit.register(lambda: print('CLICK', 'click' in sys.modules, file=sys.stderr))\n"
           "sys.argv[0] = 'innoflush'\n"
-          "from innoflush.entry import main\n"
+          "from innoflush.commands.entry import main\n"
           "main()\n")
 _CLICK = ("import sys\n"
-          "from innoflush.cli import main\n"
+          "from innoflush.commands.root import main\n"
           "main(sys.argv[1:], prog_name='innoflush')\n")
 
 
@@ -155,7 +157,7 @@ def _start(code: str, args: list[str], columns: int) -> subprocess.CompletedProc
 @pytest.mark.parametrize("columns", [200, 80])
 def test_the_script_answers_help_and_version_as_click_does_without_click(args, columns):
     """What the script prints before importing click is byte for byte click's own output
-    (innoflush/_top_help.py is generated: scripts/make_top_help.py remakes it)."""
+    (innoflush/commands/_top_help.py is generated: scripts/make_top_help.py remakes it)."""
     ours = _start(_ENTRY, args, columns)
     theirs = _start(_CLICK, args, columns)
     assert (ours.returncode, theirs.returncode) == (0, 0), ours.stderr + theirs.stderr

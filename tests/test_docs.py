@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main as cli
+from innoflush.commands.root import main as cli
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("make_docs", ROOT / "scripts" / "make_docs.py")
@@ -224,7 +224,7 @@ def test_profiles_list_and_compare_keys():
 
 def test_simulate_keys():
     from innoflush.simulator import ServerConfig, Workload
-    from innoflush.simulator.cli import ROW_KEYS
+    from innoflush.simulator.request import ROW_KEYS
     out = run_json("simulate", "--profile", "samsung-990-pro", "--connections", "1",
                    "--duration", "1")
     compare_keys("simulate", out, example_json("simulate-json"))

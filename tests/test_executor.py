@@ -20,7 +20,7 @@ from simprofiles import consumer_ssd
 from innoflush import executor as ex_mod
 from innoflush.advisor.fit import Fit
 from innoflush.advisor.predict import Predictor
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.errors import UsageError
 from innoflush.executor import (
     InProcessExecutor,

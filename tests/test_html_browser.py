@@ -16,9 +16,9 @@ import browser
 import pytest
 from click.testing import CliRunner
 
-from innoflush.charts.advise_charts import EVIDENCE
-from innoflush.charts.output import emit
-from innoflush.cli import main
+from innoflush.commands.root import main
+from innoflush.output.charts.advise_charts import EVIDENCE
+from innoflush.output.charts.output import emit
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.errors import UsageError
 from innoflush.lab.command_spec import (
     PLACEHOLDERS,

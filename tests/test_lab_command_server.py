@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from test_docs import compare_keys, example_json
 from test_lab_run import assert_no_leak, processes_mentioning
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.lab import external, run_setup, servers
 from innoflush.measure import quick_tests
 

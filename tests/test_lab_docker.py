@@ -10,7 +10,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.lab.local import is_listening
 from innoflush.lab.options import BACKENDS
 

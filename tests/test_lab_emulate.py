@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from simprofiles import device
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.lab.emulate import (
     emulation_result,
     host_check,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.lab import run_setup
 from innoflush.lab.local import is_listening
 from innoflush.lab.predict import COMPARED

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.errors import UsageError
 from innoflush.lab import hostprobe
 from innoflush.lab.clients import ClientRun, WorkloadResult, client_cpu_summary, latency_ms

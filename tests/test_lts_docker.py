@@ -12,7 +12,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.lab.docker_backend import DockerServerError, get_image
 from innoflush.lab.local import is_listening
 

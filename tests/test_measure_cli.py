@@ -16,7 +16,7 @@ import uuid
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.measure import measure_profile, probe, quick_tests
 from innoflush.profiles import DeviceProfile, load_profile
 

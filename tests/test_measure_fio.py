@@ -12,7 +12,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.measure import fio as fio_engine
 
 FIO = shutil.which("fio")

@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.profiles import builtin_names
 from innoflush.profiles.store import load_builtin
 

@@ -20,11 +20,11 @@ from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 from promsamples import advise_dict, measure_dict
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.errors import UsageError
 from innoflush.lab.local import free_port, is_listening
 from innoflush.measure.result import unbacked_keys
-from innoflush.prom import advise_metrics, check_prom_path, measure_metrics, write_prom
+from innoflush.output.prom import advise_metrics, check_prom_path, measure_metrics, write_prom
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = Path(__file__).parent / "fixtures" / "captures"

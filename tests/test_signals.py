@@ -254,7 +254,7 @@ def test_nohup_keeps_sighup_ignored(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     code = ("import signal, sys; signal.signal(signal.SIGHUP, signal.SIG_IGN); "
-            "from innoflush.cli import main; sys.argv[0] = 'innoflush'; main()")
+            "from innoflush.commands.root import main; sys.argv[0] = 'innoflush'; main()")
     proc = subprocess.Popen([sys.executable, "-c", code, "measure", str(data), "--sizes", "4k",
                              "--ops", "none", "--direct", "off", "--file-size", "1M",
                              "--duration", "1", "--json"],

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from simprofiles import consumer_ssd
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 
 
 def _profile_file(tmp_path):

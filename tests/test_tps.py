@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.profiles import load_profile
 from innoflush.simulator import ServerConfig, simulate
 from innoflush.simulator.config import Workload

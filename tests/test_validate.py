@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from simprofiles import device
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.lab import run_setup
 from innoflush.lab.options import LabOptions
 from innoflush.lab.predict import compare

@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from innoflush.cli import main
+from innoflush.commands.root import main
 from innoflush.errors import ProfileError, UsageError
 from innoflush.simulator.config import Workload
 from innoflush.simulator.workload_profile import (

@@ -21,7 +21,8 @@ from .device import device_from_profile, reconcile_with_sys
 from .fit import fit_workload, workload_from_profile
 from .predict import Predictor, changes_key, findings_changes, predict_findings
 from .report import build_report
-from .rules import Context, check_rule_ids, evaluate
+from .request import AdviseRequest
+from .rules import Context, evaluate
 from .rules.flush_method import drop_unprofitable_no_fsync
 
 # Keyword arguments for innoflush.measure.measure_profile; None: its --quick preset.
@@ -50,26 +51,22 @@ def measure_device(datadir: str):
     return device_from_profile(profile, source="measure"), profile
 
 
-def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10.0,
-           samples: int = 1, profile=None, measure: bool = False, durability: str = "strict",
-           connections: int | None = None, predict: bool = True, seed: int = 1,
-           cpu_cores: int | None = None, progress=None, workload_profile=None,
-           ignore_rules=(), open_session=None, executor=None,
+def advise(session, request: AdviseRequest, *, conn_public: dict, is_local: bool,
+           progress=None, open_session=None, executor=None,
            after_window: Callable[[], object] | None = None) -> dict:
-    """Read the server, measure its workload over the interval(s), evaluate the rules,
-    and (with a device profile) price every candidate change; the report as a dict.
+    """Read the server, measure its workload over the request's interval(s), evaluate the
+    rules, and (with a device profile) price every candidate change; the report as a dict.
 
     open_session: a callable giving a second read-only session, for the processlist
     samples that measure the connections and where their time goes (without it the
-    workload is not measured and no effect is predicted). workload_profile (a
-    WorkloadProfile, ``--workload``): predict with its per-transaction costs instead of
-    the measured ones. ignore_rules (``--ignore-rule``): rule ids whose findings are left
-    out. executor (innoflush.executor.SimExecutor, ``--scheduler``): where the
-    predictions' simulations run; default a local process pool made for this call.
-    after_window: called once the workload is measured, before the fit and the
-    predictions (the lab holds them there until its own measured window has closed, so
-    their CPU does not weigh on the run it measures)."""
-    check_rule_ids(ignore_rules)   # an unknown id fails before the server is read
+    workload is not measured and no effect is predicted). executor
+    (innoflush.executor.SimExecutor, ``--scheduler``): where the predictions' simulations
+    run; default a local process pool made for this call. after_window: called once the
+    workload is measured, before the fit and the predictions (the lab holds them there
+    until its own measured window has closed, so their CPU does not weigh on the run it
+    measures)."""
+    request.check()   # an unknown rule id fails before the server is read
+    profile = request.profile
     warnings: list[str] = []
     facts = gather_facts(session)
     datadir = local_datadir(facts, is_local)
@@ -85,7 +82,7 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
             mismatch = reconcile_with_sys(device, storage_facts(datadir).get("disks") or [])
             if mismatch:
                 warnings.append(mismatch)
-    elif measure:
+    elif request.measure:
         from ..errors import UsageError
 
         if not datadir:
@@ -96,31 +93,32 @@ def advise(session, *, conn_public: dict, is_local: bool, interval_s: float = 10
         warnings.append("--measure ran while the server was running: the latencies include "
                         "contention with its own I/O")
     intervals, evidence = measure_workload(
-        session, facts, interval_s=interval_s, samples=samples,
-        open_session=open_session, connections=connections,
-        cpu_cores=cpu_cores, is_local=is_local, progress=progress)
+        session, facts, interval_s=request.interval_s, samples=request.samples,
+        open_session=open_session, connections=request.connections,
+        cpu_cores=request.cpu_cores, is_local=is_local, progress=progress)
     if after_window is not None:
         after_window()
     if evidence is not None:
         measure_handoff_cost(evidence, is_local)
-    return _assess(facts, intervals, evidence,
-                   source={"kind": "live", "path": None, "snapshots": samples + 1},
+    return _assess(facts, intervals, evidence, request,
+                   source={"kind": "live", "path": None, "snapshots": request.samples + 1},
                    conn_public=conn_public, datadir=datadir, datadir_fs=datadir_fs,
                    doublewrite_same_fs=dblwr_same, device=device, profile=profile,
-                   durability=durability, connections=connections, predict=predict,
-                   seed=seed, cpu_cores=cpu_cores, workload_profile=workload_profile,
-                   ignore_rules=ignore_rules, interval_s=interval_s, samples=samples,
+                   interval_s=request.interval_s, samples=request.samples,
                    warnings=warnings, executor=executor)
 
 
-def _assess(facts, intervals, evidence, *, source: dict, conn_public: dict | None,
-            datadir: str | None, datadir_fs: str | None, doublewrite_same_fs: bool | None,
-            device, profile, durability: str, connections: int | None, predict: bool,
-            seed: int, cpu_cores: int | None, workload_profile, ignore_rules,
-            interval_s: float, samples: int, warnings: list[str],
-            cannot_judge: list[str] = (), executor=None) -> dict:
+def _assess(facts, intervals, evidence, request: AdviseRequest, *, source: dict,
+            conn_public: dict | None, datadir: str | None, datadir_fs: str | None,
+            doublewrite_same_fs: bool | None, device, profile, interval_s: float,
+            samples: int, warnings: list[str], cannot_judge: list[str] = (),
+            executor=None) -> dict:
     """Rules, fit, predictions and the report on what was read (live or captured).
-    executor: where the predictions run (None: a local process pool, closed here)."""
+    profile: the request's, or the one --measure probed; interval_s and samples: as
+    sampled (a capture's own). executor: where the predictions run (None: a local
+    process pool, closed here)."""
+    durability, connections, seed = request.durability, request.connections, request.seed
+    cpu_cores, workload_profile = request.cpu_cores, request.workload_profile
     dblwr_same = doublewrite_same_fs
     for iv in intervals:
         if not iv.valid:
@@ -135,12 +133,12 @@ def _assess(facts, intervals, evidence, *, source: dict, conn_public: dict | Non
                         "MONITOR privilege): role taken from read_only")
     ctx = Context(facts=facts, observed=observed, device=device, durability=durability,
                   datadir_fs=datadir_fs, doublewrite_same_fs=dblwr_same)
-    ev = evaluate(ctx, ignore=ignore_rules)
+    ev = evaluate(ctx, ignore=request.ignore_rules)
     ev.cannot_judge.extend(cannot_judge)
     fit = combined = None
     cands = candidate_changes(facts, device)
     mark_advised(cands, ev.findings)
-    if profile is not None and predict:
+    if profile is not None and request.predict:
         if observed.commits > 0:
             if workload_profile is not None:
                 fit = workload_from_profile(facts, observed, profile, workload_profile,
@@ -166,7 +164,7 @@ def _assess(facts, intervals, evidence, *, source: dict, conn_public: dict | Non
                         samples=samples, intervals=intervals, observed=observed, fit=fit,
                         evaluation=ev, combined=combined, warnings=warnings,
                         evidence=evidence, candidates=cands,
-                        predictions_wanted=profile is not None and predict,
+                        predictions_wanted=profile is not None and request.predict,
                         source=source)
 
 
@@ -206,15 +204,14 @@ OFFLINE_CANNOT_JUDGE = (
 )
 
 
-def advise_capture(capture, *, profile=None, durability: str = "strict",
-                   connections: int | None = None, predict: bool = True, seed: int = 1,
-                   cpu_cores: int | None = None, workload_profile=None,
-                   ignore_rules=(), executor=None) -> dict:
+def advise_capture(capture, request: AdviseRequest, *, executor=None) -> dict:
     """advise() on a capture (innoflush.live.capture.read_capture) instead of a session:
     the same facts, intervals, rules, fit and report, without what only a live server on
     this host shows (processlist, /proc, the datadir's filesystem), which the report's
-    cannot_judge names. executor: as advise()'s."""
-    check_rule_ids(ignore_rules)
+    cannot_judge names; the capture's snapshots are the sampling (the request's
+    interval_s and samples are not used). executor: as advise()'s."""
+    request.check()
+    profile = request.profile
     rows = capture.replica_rows
     facts = facts_from_variables(capture.variables, rows,
                                  True if rows is not None else None)
@@ -235,14 +232,12 @@ def advise_capture(capture, *, profile=None, durability: str = "strict",
             Activity(None, problem="offline capture: no processlist samples"), None,
             None, None, own_statements=len(intervals), pid=None,
             pid_reason="offline capture: the server's /proc is not in it",
-            connections_option=connections, cpu_cores_option=cpu_cores)
+            connections_option=request.connections, cpu_cores_option=request.cpu_cores)
     warnings = list(capture.notes)
     seconds = snaps[-1].t - snaps[0].t
-    return _assess(facts, intervals, evidence, source=capture.source(), conn_public=None,
-                   datadir=None, datadir_fs=None, doublewrite_same_fs=None, device=device,
-                   profile=profile, durability=durability, connections=connections,
-                   predict=predict, seed=seed, cpu_cores=cpu_cores,
-                   workload_profile=workload_profile, ignore_rules=ignore_rules,
+    return _assess(facts, intervals, evidence, request, source=capture.source(),
+                   conn_public=None, datadir=None, datadir_fs=None,
+                   doublewrite_same_fs=None, device=device, profile=profile,
                    interval_s=round(seconds / max(1, len(intervals)), 3),
                    samples=len(intervals), warnings=warnings,
                    cannot_judge=OFFLINE_CANNOT_JUDGE, executor=executor)

@@ -30,6 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..advisor.advise import advise
+from ..advisor.request import AdviseRequest
 from ..errors import InnoflushError, OptionError
 from ..live.connect import (
     ConnectError,
@@ -47,8 +49,8 @@ DEFAULT_CONCURRENCY = 8
 
 @dataclass
 class FleetSettings:
-    """What applies to every host: the command line's connection defaults and advise()'s
-    keyword arguments (interval_s, samples, profile, durability, predict, ...)."""
+    """What applies to every host: the command line's connection defaults and the one
+    AdviseRequest (interval_s, samples, profile, durability, predict, ...)."""
 
     user: str | None = None
     defaults_file: str | None = None
@@ -59,7 +61,7 @@ class FleetSettings:
     ssl_cert: str | None = None
     ssl_key: str | None = None
     connect_timeout: float = 10.0
-    advise_kw: dict[str, Any] = field(default_factory=dict)
+    request: AdviseRequest = field(default_factory=AdviseRequest)
     # where the predictions run (innoflush.executor; its map may be called from several
     # threads): one for the whole fleet, not a process pool per host; None: advise()'s own
     executor: Any = None
@@ -116,11 +118,10 @@ class Sessions:
 def _advise(session: ReadOnlySession, opts: ConnectionOptions, sessions: Sessions,
             s: FleetSettings) -> dict:
     """The one call of advise() for a host of the fleet."""
-    from ..advisor.advise import advise
-
-    return advise(session, conn_public=opts.public(session.tls), is_local=opts.is_local,
+    return advise(session, s.request, conn_public=opts.public(session.tls),
+                  is_local=opts.is_local,
                   open_session=lambda: sessions.open(opts, read_tls=False),
-                  executor=s.executor, **s.advise_kw)
+                  executor=s.executor)
 
 
 def advise_host(host: Host, settings: FleetSettings, sessions: Sessions | None = None

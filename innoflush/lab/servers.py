@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from ..advisor.advise import advise
+from ..advisor.request import AdviseRequest
 from ..errors import InnoflushError, OptionError, UsageError
 from ..executor import InProcessExecutor
 from ..live.connect import ReadOnlySession
@@ -212,8 +213,9 @@ class AdviseThread(threading.Thread):
             self.result = advise(session, conn_public={
                 "target": f"{self.server.HOST}:{self.server.port}", "user": "root",
                 "tls": False, "password_source": "none"}, is_local=self.is_local,
-                interval_s=self.interval_s, samples=1, profile=self.profile,
-                predict=self.predict, connections=self.connections,
+                request=AdviseRequest(interval_s=self.interval_s, samples=1,
+                                      profile=self.profile, predict=self.predict,
+                                      connections=self.connections),
                 # the workload is measured (processlist samples) only where advise is
                 # to predict, or to observe alike: the lab's own generator knows its
                 # connections and costs

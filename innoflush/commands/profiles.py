@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from ..charts.output import chart_options, check_targets, emit
 from ..errors import OptionError, ProfileError
 from ..outfile import check_output_target, write_output
-from . import render
-from .model import NAME_RE, DeviceProfile
-from .store import (
+from ..output.charts.output import check_targets, emit
+from ..profiles import render
+from ..profiles.model import NAME_RE, DeviceProfile
+from ..profiles.store import (
     builtin_names,
     load_builtin,
     load_profile,
@@ -20,6 +20,7 @@ from .store import (
     user_names,
     user_profile_dir,
 )
+from .option_types import chart_options
 
 
 def _dump(data: object) -> str:

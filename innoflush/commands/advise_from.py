@@ -1,5 +1,5 @@
 """`innoflush advise --from`: the command's offline branch (kept apart from the
-connection options of advisor/cli.py)."""
+connection options of commands/advise.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import sys
 import click
 from click.core import ParameterSource
 
-from ..charts.output import emit
+from ..advisor.report import render_text, to_json
+from ..advisor.request import AdviseRequest
 from ..errors import InnoflushError, OptionError
 from ..outfile import attempt
-from .report import render_text, to_json
+from ..output.charts.output import emit
 
 # Options that only mean something against a live server.
 LIVE_ONLY = ("host", "port", "socket", "user", "defaults_file", "login_path",
@@ -19,37 +20,32 @@ LIVE_ONLY = ("host", "port", "socket", "user", "defaults_file", "login_path",
              "connect_timeout", "samples")
 
 
-def advise_from(click_ctx: click.Context, path: str, *, profile, measure: bool,
-                durability: str, connections: int | None, cpu_cores: int | None,
-                workload_profile, ignore_rules, predict: bool, seed: int,
+def advise_from(click_ctx: click.Context, path: str, request: AdviseRequest, *,
                 as_json: bool, prom_path: str | None = None,
                 html_file: str | None = None, png_dir: str | None = None,
                 executor=None) -> None:
     """Read the capture, advise on it, print the report and exit with its code."""
+    from ..advisor.advise import advise_capture
     from ..live.capture import read_capture
-    from .advise import advise_capture
 
     flags = {p.name: max(p.opts, key=len) for p in click_ctx.command.params}
     given = [flags.get(name, name) for name in LIVE_ONLY
              if click_ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)]
     if given:
         raise OptionError("--from reads a capture, not a server: drop " + ", ".join(given))
-    if measure:
+    if request.measure:
         raise OptionError("--measure probes the server's device now; with --from give the "
                          "device as --profile")
     interval = None
     if click_ctx.get_parameter_source("interval") is not ParameterSource.DEFAULT:
         interval = click_ctx.params["interval"]   # mysqladmin's -i N
     capture = read_capture(path, interval_s=interval)
-    report = advise_capture(capture, profile=profile, durability=durability,
-                            connections=connections, predict=predict, seed=seed,
-                            cpu_cores=cpu_cores, workload_profile=workload_profile,
-                            ignore_rules=ignore_rules, executor=executor)
+    report = advise_capture(capture, request, executor=executor)
     failures: list[InnoflushError] = []   # raised after the report is printed
     attempt(failures, lambda: emit("advise", report, html_file, png_dir, render_text(report)))
     click.echo(to_json(report) if as_json else render_text(report), nl=False)
     if prom_path is not None:
-        from ..prom import advise_metrics, write_prom
+        from ..output.prom import advise_metrics, write_prom
 
         attempt(failures, lambda: write_prom(prom_path, advise_metrics(report)))
     if failures:

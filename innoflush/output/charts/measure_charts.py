@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
-from ..measure.result import unbacked_keys
-from ..units import format_size
+from ...measure.result import unbacked_keys
+from ...units import format_size
 from .figure import empty_note, log_axis, new_figure, pad_log_limits, tag
 from .page import Chart, Page
 

@@ -1,27 +1,14 @@
-"""--html FILE and --png DIR: the options, their checks before a (possibly long) run, and
-the writing after it. Imports no plotting library: a command without these options
-never loads matplotlib."""
+"""--html FILE and --png DIR: their checks before a (possibly long) run, and the writing
+after it (the options themselves: innoflush/commands/option_types.py). Imports no
+plotting library: a command without these options never loads matplotlib."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
-import click
-
-from ..errors import UsageError
-from ..outfile import check_output_target, kind_of, write_output
-
-HTML_HELP = "Also write a self-contained HTML page (charts inline as SVG) to FILE."
-PNG_HELP = "Also write the page's charts as PNG files into DIR (created if missing)."
-
-
-def chart_options(func: Callable) -> Callable:
-    """Add --html FILE and --png DIR to a click command (as html_file, png_dir)."""
-    func = click.option("--png", "png_dir", default=None, metavar="DIR", help=PNG_HELP)(func)
-    return click.option("--html", "html_file", default=None, metavar="FILE",
-                        help=HTML_HELP)(func)
+from ...errors import UsageError
+from ...outfile import check_output_target, kind_of, write_output
 
 
 def check_targets(html_file: str | None, png_dir: str | None) -> None:

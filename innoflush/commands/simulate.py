@@ -2,30 +2,28 @@
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
-import os
 import sys
 
 import click
 
 from ..bars import bar, sparkline, want_bars
-from ..charts.output import chart_options, check_targets, emit
 from ..errors import OptionError, option_values
-from ..profiles import load_profile
-from ..units import format_size, parse_list, parse_size
-from ..values import SEED
-from .config import ServerConfig, Workload
-from .flavors import FLAVORS
-from .workload_profile import (
-    DEFAULT_WORKLOAD,
-    WorkloadProfile,
-    default_workload,
-    load_workload,
-    workload_source,
+from ..output.charts.output import check_targets, emit
+from ..simulator.config import ServerConfig
+from ..simulator.flavors import FLAVORS
+from ..simulator.request import (
+    ROW_KEYS,
+    SimulateRequest,
+    TpsRequest,
+    simulate,
+    tps,
 )
+from ..simulator.workload_profile import DEFAULT_WORKLOAD
+from ..units import parse_list, parse_size
+from .option_types import SEED, chart_options
 
 _S = ServerConfig()
 _FROM = "(default: the workload's)"
@@ -38,89 +36,6 @@ def _bool_opt(text: str) -> bool:
     if t in ("0", "off", "false", "no"):
         return False
     raise ValueError("use ON or OFF")
-
-
-def workload_profile(ref: str | None) -> WorkloadProfile:
-    """The workload profile named (a name or a file), else the built-in default."""
-    return load_workload(ref) if ref else default_workload()
-
-
-def with_overrides(wl: Workload, overrides: dict) -> Workload:
-    """The workload with the options given on the command line over it, and what they
-    imply for the profile's keys that go with them: a --cpu-us is the server's CPU per
-    transaction whatever the commit does (the profile's CPU of a transaction whose commit
-    sleeps goes), and the client CPU a profile counts is part of a --client-us, so at
-    most that."""
-    _check_overrides(overrides)
-    fields = {**wl.to_dict(), **overrides}
-    if "cpu_us_per_trx" in overrides:
-        fields["cpu_us_per_trx_sleeping"] = 0.0
-    if "client_us_per_trx" in overrides:
-        cap = overrides["client_us_per_trx"]
-        for key in ("client_cpu_us_per_trx", "client_cpu_us_per_trx_sleeping"):
-            fields[key] = min(fields[key], cap)
-    out = Workload(**fields)
-    # the profile was checked when it was read: what fails now is an option's value
-    with option_values() if overrides else contextlib.nullcontext():
-        out.validate()
-    return out
-
-
-def calibrated_cases(cases: list[tuple[ServerConfig, Workload]], wprofile: WorkloadProfile,
-                     overrides: dict) -> list[tuple[ServerConfig, Workload]]:
-    """Each case's workload from the profile's calibration at the case's connection count
-    (``WorkloadProfile.workload_at``, as advise and the lab pick it: CPU per transaction
-    depends on the concurrency), with the options given on the command line over it."""
-    out = []
-    for cfg, wl in cases:
-        at, _ = wprofile.workload_at(wl.connections)
-        out.append((cfg, with_overrides(at, overrides)))
-    return out
-
-
-def source_line(wprofile: WorkloadProfile, overrides: dict) -> str:
-    """Which workload the figures come from, and the options given over it."""
-    text = workload_source(wprofile)
-    if overrides:
-        given = ", ".join("--" + _OPTION_OF[k] for k in overrides)
-        text += f"; given: {given}"
-    return text
-
-
-# the workload options and the Workload keys they set
-_OPTION_OF = {"cpu_us_per_trx": "cpu-us", "client_us_per_trx": "client-us",
-              "redo_bytes_per_trx": "redo-bytes", "binlog_bytes_per_trx": "binlog-bytes",
-              "pages_dirtied_per_trx": "pages-per-trx", "hot_page_share": "hot-page-share",
-              "work_cv": "work-cv", "tablespaces": "tablespaces",
-              "growth_bytes_per_trx": "growth-bytes"}
-
-
-# Bounds on what the command line may set, beyond the model's own checks (>= 0 and the
-# like): past them a value is a typo (1e300 µs), not a transaction, and would print a
-# 400-digit time or simulate for hours. A profile's own values are not bounded here.
-_OVERRIDE_MAX = {"cpu_us_per_trx": 60e6, "client_us_per_trx": 60e6,      # 60 s
-                 "redo_bytes_per_trx": 1 << 30, "binlog_bytes_per_trx": 1 << 30,
-                 "pages_dirtied_per_trx": 1e6, "tablespaces": 100_000,
-                 "growth_bytes_per_trx": 1 << 30}
-MAX_CONNECTIONS = 4096
-
-
-def _check_overrides(overrides: dict) -> None:
-    for key, value in overrides.items():
-        top = _OVERRIDE_MAX.get(key)
-        if top is not None and value > top:
-            shown = (format_size(value) if isinstance(value, int) else f"{value:g}",
-                     format_size(int(top)) if "bytes" in key else f"{top:g}")
-            raise OptionError(f"--{_OPTION_OF[key]} {shown[0]} is out of range: at most "
-                             f"{shown[1]}")
-
-
-def _connections(text: str) -> list[int]:
-    counts = parse_list(text, int)
-    if not all(1 <= n <= MAX_CONNECTIONS for n in counts):
-        raise OptionError(f"--connections {text}: each must be between 1 and "
-                         f"{MAX_CONNECTIONS}")
-    return counts
 
 
 def _progress(enabled: bool):
@@ -138,42 +53,6 @@ def _fmt(v, digits=2):
     if isinstance(v, float):
         return f"{v:,.{digits}f}"
     return str(v)
-
-
-ROW_KEYS = ("flush_method", "trx_commit", "sync_binlog", "connections", "tps", "tps_ci95",
-            "commit_p50_ms", "commit_p99_ms", "commits_per_redo_sync", "redo_syncs_per_s",
-            "data_fsyncs_per_s", "data_fsyncs_per_data_write", "device_flush_util",
-            "cpu_util", "checkpoint_stall_s")
-
-
-def _row(cfg: ServerConfig, wl: Workload, runs, summary) -> dict:
-    n = len(runs)
-
-    def avg(get):
-        vals = [get(x) for x in runs]
-        vals = [v for v in vals if v is not None]
-        return sum(vals) / len(vals) if vals else None
-
-    return {
-        "flush_method": cfg.innodb_flush_method,
-        "trx_commit": cfg.innodb_flush_log_at_trx_commit,
-        "sync_binlog": cfg.sync_binlog if cfg.log_bin else None,
-        "connections": wl.connections,
-        "tps": round(summary["tps"]["mean"], 2),
-        "tps_ci95": (round(summary["tps"]["ci95"], 2) if summary["tps"]["ci95"] is not None
-                     else None),
-        "commit_p50_ms": round(summary["commit_latency_p50_ms"]["mean"], 4),
-        "commit_p99_ms": round(summary["commit_latency_p99_ms"]["mean"], 4),
-        "commits_per_redo_sync": avg(lambda x: x.group_commit["commits_per_redo_sync"]),
-        "redo_syncs_per_s": avg(lambda x: x.syncs_per_s["redo_syncs"]),
-        "data_fsyncs_per_s": round(summary["data_fsyncs_per_s"]["mean"], 2),
-        "data_fsyncs_per_data_write": avg(lambda x: x.data_fsyncs_per_data_write),
-        "device_flush_util": avg(lambda x: x.device_flush_util),
-        "cpu_util": avg(lambda x: x.cpu_util),
-        "checkpoint_stall_s": avg(lambda x: x.checkpoint_stall_s),
-        "replications": n,
-        "runs": [x.to_dict() for x in runs],
-    }
 
 
 @click.command("simulate")
@@ -276,59 +155,41 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
     """
     if as_json and as_csv:
         raise OptionError("choose one of --json and --csv")
-    if duration <= 0 or duration > 3600:
-        raise OptionError("--duration must be in (0, 3600] simulated seconds")
-    if not 1 <= replications <= 30:
-        raise OptionError("--replications must be between 1 and 30")
+    given = {"cpu_us_per_trx": cpu_us, "client_us_per_trx": client_us,
+             "redo_bytes_per_trx": redo_bytes and parse_size(redo_bytes),
+             "binlog_bytes_per_trx": binlog_bytes and parse_size(binlog_bytes),
+             "pages_dirtied_per_trx": pages_per_trx, "hot_page_share": hot_page_share,
+             "work_cv": work_cv, "tablespaces": tablespaces,
+             "growth_bytes_per_trx": growth_bytes}
+    request = SimulateRequest(
+        profile=profile_ref,
+        server=ServerConfig(
+            flavor=flavor.lower(), log_bin=log_bin,
+            innodb_use_fdatasync=None if use_fdatasync is None else _parse_bool(use_fdatasync),
+            innodb_io_capacity=io_capacity, innodb_io_capacity_max=io_capacity_max,
+            innodb_redo_log_capacity=parse_size(redo_capacity),
+            innodb_buffer_pool_size=parse_size(buffer_pool), innodb_doublewrite=doublewrite,
+            innodb_doublewrite_pages=doublewrite_pages,
+            binlog_group_commit_sync_delay=binlog_sync_delay,
+            innodb_flush_log_at_timeout=flush_log_timeout, cpu_cores=cpu_cores,
+            io_completion_cores=io_cores),
+        workload=workload_file,
+        overrides={k: v for k, v in given.items() if v is not None},
+        duration_s=duration, seed=seed, replications=replications)
+    request.check()
     check_targets(html_file, png_dir)
-    profile = load_profile(profile_ref)
-    base = ServerConfig(
-        flavor=flavor.lower(), log_bin=log_bin,
-        innodb_use_fdatasync=None if use_fdatasync is None else _parse_bool(use_fdatasync),
-        innodb_io_capacity=io_capacity, innodb_io_capacity_max=io_capacity_max,
-        innodb_redo_log_capacity=parse_size(redo_capacity),
-        innodb_buffer_pool_size=parse_size(buffer_pool), innodb_doublewrite=doublewrite,
-        innodb_doublewrite_pages=doublewrite_pages,
-        binlog_group_commit_sync_delay=binlog_sync_delay,
-        innodb_flush_log_at_timeout=flush_log_timeout, cpu_cores=cpu_cores,
-        io_completion_cores=io_cores)
-    wprofile = workload_profile(workload_file)
-    overrides = {}
-    for key, val in (("cpu_us_per_trx", cpu_us), ("client_us_per_trx", client_us),
-                     ("redo_bytes_per_trx", redo_bytes and parse_size(redo_bytes)),
-                     ("binlog_bytes_per_trx", binlog_bytes and parse_size(binlog_bytes)),
-                     ("pages_dirtied_per_trx", pages_per_trx),
-                     ("hot_page_share", hot_page_share), ("work_cv", work_cv),
-                     ("tablespaces", tablespaces),
-                     ("growth_bytes_per_trx", growth_bytes)):
-        if val is not None:
-            overrides[key] = val
-    workload = with_overrides(wprofile.workload, overrides)
-    # the model (simpy, numpy) and tabulate are imported where they are used, not at the
-    # top, where they would slow down every `simulate --help` and `tps --help`
-    from .sweep import combinations, run_sweep
-
     with option_values():   # the settings are the options': --trx-commit 5, ...
-        cases = combinations(
-            base, workload, parse_list(flush_method),
-            parse_list(trx_commit, int), parse_list(sync_binlog, int) if log_bin else [0],
-            _connections(connections))
-    cases = calibrated_cases(cases, wprofile, overrides)
-    source = source_line(wprofile, overrides)
-    show = _progress(sys.stderr.isatty() and not (as_json or as_csv) and len(cases) > 1)
-    from ..executor import make_executor
-
-    with make_executor(scheduler, jobs=jobs or max(1, min(len(cases), os.cpu_count() or 1))
-                       ) as executor:
-        results = run_sweep(cases, profile, replications=replications, seed=seed,
-                            duration_s=duration, progress=show, executor=executor)
-    rows = [_row(cfg, wl, runs, summary) for (cfg, wl), (runs, summary) in zip(cases, results,
-                                                                                strict=True)]
-    notes = sorted({n for r in rows for run in r["runs"] for n in run["notes"]})
-    data = {"profile": profile.name, "title": profile.title, "flavor": base.flavor,
-            "duration_s": duration, "seed": seed, "workload_profile": wprofile.name,
-            "workload_source": source, "workload": workload.to_dict(), "rows": rows,
-            "notes": notes}
+        request.flush_methods = parse_list(flush_method)
+        request.trx_commits = parse_list(trx_commit, int)
+        request.sync_binlogs = parse_list(sync_binlog, int)
+        request.connections = parse_list(connections, int)
+    combos = (len(request.flush_methods) * len(request.trx_commits)
+              * len(request.sync_binlogs if log_bin else [0]) * len(request.connections))
+    show = _progress(sys.stderr.isatty() and not (as_json or as_csv) and combos > 1)
+    data = simulate(request, scheduler=scheduler, jobs=jobs, progress=show)
+    rows = data["rows"]
+    notes = data["notes"]
+    source = data["workload_source"]
     emit("simulate", data, html_file, png_dir)
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -343,8 +204,8 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
         return
     from tabulate import tabulate
 
-    click.echo(f"profile {profile.name}: {profile.title}")
-    click.echo(f"flavor {base.flavor}, log_bin {'ON' if log_bin else 'OFF'}, "
+    click.echo(f"profile {data['profile']}: {data['title']}")
+    click.echo(f"flavor {data['flavor']}, log_bin {'ON' if log_bin else 'OFF'}, "
                f"{duration:g} simulated s per run, seed {seed}, replications {replications}")
     click.echo(f"workload: {source}")
     table = []
@@ -428,37 +289,25 @@ def tps_command(profile_ref, flavor, target_tps, workload_ref, cpu_us, client_us
                 cpu_cores, no_check, as_json, html_file, png_dir) -> None:
     """Commits per second one connection gets from a device, per durability setting:
     bound by the device where a sync is in the commit path, by the CPU where none is."""
-    if target_tps is not None and target_tps <= 0:
-        raise OptionError("--target-tps must be positive")
-    for name, val in (("--cpu-us", cpu_us), ("--client-us", client_us)):
-        if val is not None and val < 0:
-            raise OptionError(f"{name} must be >= 0")
-    if cpu_cores < 1:
-        raise OptionError("--cpu-cores must be >= 1")
+    request = TpsRequest(
+        profile=profile_ref, flavor=flavor, target_tps=target_tps, workload=workload_ref,
+        overrides={k: v for k, v in (("cpu_us_per_trx", cpu_us),
+                                     ("client_us_per_trx", client_us),
+                                     ("redo_bytes_per_trx",
+                                      redo_bytes and parse_size(redo_bytes)))
+                   if v is not None},
+        cpu_cores=cpu_cores, check=not no_check)
+    request.validate()
     check_targets(html_file, png_dir)
-    profile = load_profile(profile_ref)
-    wprofile = workload_profile(workload_ref)
-    overrides = {k: v for k, v in (("cpu_us_per_trx", cpu_us), ("client_us_per_trx", client_us),
-                                   ("redo_bytes_per_trx",
-                                    redo_bytes and parse_size(redo_bytes)))
-                 if v is not None}
-
-    def at(n: int) -> Workload:
-        return with_overrides(wprofile.workload_at(n)[0], overrides)
-
-    source = source_line(wprofile, overrides)
-    from .tps import TOLERANCE, tps_table
-
-    out = tps_table(profile, flavor.lower(), target_tps, at(1), check=not no_check,
-                    cpu_cores=cpu_cores, workload_at=at)
-    out = {**out, "workload_profile": wprofile.name, "workload_source": source}
+    out = tps(request)
+    source = out["workload_source"]
     emit("tps", out, html_file, png_dir)
     if as_json:
         click.echo(json.dumps(out, indent=2))
         return
     from tabulate import tabulate
 
-    click.echo(f"profile {profile.name}: {profile.title}  (flavor {out['flavor']})")
+    click.echo(f"profile {out['profile']}: {out['title']}  (flavor {out['flavor']})")
     click.echo(f"workload: {source}")
     headers = ["durability setting", "durable", "bound", "trx ms", "TPS / connection"]
     if target_tps:
@@ -500,6 +349,8 @@ def tps_command(profile_ref, flavor, target_tps, workload_ref, cpu_us, client_us
             click.echo(f"note: {r['setting']}: {target_tps:g} TPS is beyond what "
                        f"{cpu_cores} core(s) give at this CPU per transaction "
                        f"({r['cpu_ceiling_tps']:,.0f}/s)")
+    from ..simulator.tps import TOLERANCE
+
     for i, w in enumerate(why, 1):
         click.echo(f"[{i}] the simulation differs from the closed form by more than "
                    f"{TOLERANCE:.0%}: {w}")

@@ -12,24 +12,24 @@ from collections.abc import Callable
 import click
 
 from .. import signals
-from ..charts.output import chart_options, check_targets, emit
 from ..errors import InnoflushError, OptionError, UsageError
 from ..executor import make_executor
+from ..lab import change_report, validate_report
+from ..lab import report as run_report
+from ..lab.calibrate import lab_calibrate
+from ..lab.calibrate import render_text as render_calibrate_text
+from ..lab.change_validation import DEFAULT_CHANGES, ChangeValidateOptions, lab_change_validate
+from ..lab.command_spec import PLACEHOLDERS, WorkloadCommand, workload_commands
+from ..lab.options import BACKENDS, LabOptions
+from ..lab.run import lab_run
+from ..lab.server_args import SERVER_OPTION_HELP, parse_server_options
+from ..lab.validate import ValidateOptions, command_line, lab_validate
+from ..lab.workload import KINDS
 from ..outfile import OutputFailed, attempt, check_output_target, write_output
+from ..output.charts.output import check_targets, emit
 from ..simulator.workload_profile import load_workload
 from ..units import parse_list, parse_size
-from ..values import SEED
-from . import change_report, validate_report
-from . import report as run_report
-from .calibrate import lab_calibrate
-from .calibrate import render_text as render_calibrate_text
-from .change_validation import DEFAULT_CHANGES, ChangeValidateOptions, lab_change_validate
-from .command_spec import PLACEHOLDERS, WorkloadCommand, workload_commands
-from .options import BACKENDS, LabOptions
-from .run import lab_run
-from .server_args import SERVER_OPTION_HELP, parse_server_options
-from .validate import ValidateOptions, command_line, lab_validate
-from .workload import KINDS
+from .option_types import SEED, chart_options
 
 RUN_HELP = """Start a fresh server for every combination of the listed settings (local
 binaries or Docker), drive a workload from client processes, take the SHOW GLOBAL STATUS

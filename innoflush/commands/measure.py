@@ -9,13 +9,8 @@ import time
 import click
 
 from ..bars import want_bars
-from ..charts.output import chart_options, check_targets, emit
 from ..errors import InnoflushError, OptionError, UsageError
-from ..outfile import attempt
-from ..profiles import OPS, save_profile
-from ..profiles.store import check_save_profile
-from ..units import parse_list, parse_size
-from .run import (
+from ..measure.run import (
     DEFAULT_DURATION_S,
     DEFAULT_FILE_SIZE,
     DEFAULT_WARMUP_OPS,
@@ -26,6 +21,12 @@ from .run import (
     plan_tests,
     quick_tests,
 )
+from ..outfile import attempt
+from ..output.charts.output import check_targets, emit
+from ..profiles import OPS, save_profile
+from ..profiles.store import check_save_profile
+from ..units import parse_list, parse_size
+from .option_types import chart_options
 
 PROGRESS_AFTER_S = 2.0
 
@@ -133,7 +134,7 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
         check_save_profile(save_name, force)   # the store too: exit 2 before the run
 
     if prom_path is not None:
-        from ..prom import check_prom_path
+        from ..output.prom import check_prom_path
 
         check_prom_path(prom_path)   # exit 2 before the run, not after it
 
@@ -157,10 +158,10 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
         saved = attempt(failures, lambda: save_profile(result.to_profile(save_name),
                                                        overwrite=force))
     if prom_path is not None:
-        from ..prom import measure_metrics, write_prom
+        from ..output.prom import measure_metrics, write_prom
 
         attempt(failures, lambda: write_prom(prom_path, measure_metrics(result)))
-    from .report import render
+    from ..measure.report import render
     attempt(failures, lambda: emit("measure", result.to_dict(), html_file, png_dir,
                                    render(result)))
     if as_json:

@@ -11,8 +11,8 @@ from typing import Any, NoReturn
 
 import click
 
-from . import __version__, signals
-from .errors import EXIT_USAGE, InnoflushError, OptionError
+from .. import __version__, signals
+from ..errors import EXIT_USAGE, InnoflushError, OptionError
 
 # click >= 8.2 raises this for a bare `innoflush lab`: its help is the answer, so it
 # keeps click's own output (the help on stderr, exit 2)
@@ -133,12 +133,12 @@ class _Group(click.Group):
 # PyMySQL and the lab (docs/benchmarks.md has the start-up times).
 # name -> "module:attribute"
 COMMANDS: dict[str, str] = {
-    "advise": "innoflush.advisor.cli:advise_command",
-    "lab": "innoflush.lab.cli:lab_group",
-    "measure": "innoflush.measure.cli:measure_command",
-    "profiles": "innoflush.profiles.cli:profiles_group",
-    "simulate": "innoflush.simulator.cli:simulate_command",
-    "tps": "innoflush.simulator.cli:tps_command",
+    "advise": "innoflush.commands.advise:advise_command",
+    "lab": "innoflush.commands.lab:lab_group",
+    "measure": "innoflush.commands.measure:measure_command",
+    "profiles": "innoflush.commands.profiles:profiles_group",
+    "simulate": "innoflush.commands.simulate:simulate_command",
+    "tps": "innoflush.commands.simulate:tps_command",
 }
 # The first sentence of each command's help, which `innoflush --help` lists without
 # importing the commands; tests/test_cli_start.py checks it against the commands' own.

@@ -20,8 +20,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
-from .measure.result import unbacked_keys
-from .outfile import check_output_target, write_output
+from ..measure.result import unbacked_keys
+from ..outfile import check_output_target, write_output
 
 # The latency quantiles exported, from a latency summary's keys; 0 and 1 are the min and
 # max, which are quantiles too and keep the gauge in one unit.
@@ -180,7 +180,7 @@ def _server_label(report: dict) -> str:
 def advise_metrics(report: dict, now: float | None = None) -> CollectorRegistry:
     """The metrics of an advise report (the dict advise()/advise_capture() return); now:
     when the run ended (default: the current time)."""
-    from .advisor.rules.model import SEVERITIES
+    from ..advisor.rules.model import SEVERITIES
 
     reg = _Registry()
     server = _server_label(report)

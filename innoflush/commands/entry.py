@@ -1,14 +1,14 @@
 """The installed `innoflush` script: `innoflush --help` and `--version` answered before
 click is imported (importing click alone takes longer than the start-up target of
-docs/benchmarks.md); everything else goes to the click group in innoflush/cli.py."""
+docs/benchmarks.md); everything else goes to the click group in innoflush/commands/root.py."""
 
 from __future__ import annotations
 
 import sys
 
-from . import __version__
+from .. import __version__
+from ..stdio import guarded_stdout
 from ._top_help import TOP_HELP, TOP_HELP_WIDTH
-from .stdio import guarded_stdout
 
 
 def _click_width() -> int:
@@ -33,8 +33,8 @@ def _main() -> None:
         sys.stdout.write(f"innoflush, version {__version__}\n")
         sys.stdout.flush()
         return
-    from . import signals
-    from .cli import main as click_main
+    from .. import signals
+    from .root import main as click_main
 
     # the process ends with the command: its stop-signal handlers stay to the end
     # (innoflush/signals.py), no default action in the last steps of its exit

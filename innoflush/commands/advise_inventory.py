@@ -1,4 +1,4 @@
-"""`innoflush advise --inventory FILE`: the command's fleet branch (advisor/cli.py)."""
+"""`innoflush advise --inventory FILE`: the command's fleet branch (commands/advise.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import sys
 import click
 
 from ..errors import OptionError
+from ..fleet.inventory import load_inventory
+from ..fleet.run import FleetSettings, advise_fleet
+from ..fleet.table import fleet_exit, json_line, render_table, summary
 from ..live.connect import resolve_options
-from .inventory import load_inventory
-from .run import FleetSettings, advise_fleet
-from .table import fleet_exit, json_line, render_table, summary
 
 # Options of a lone advise that make no sense for a fleet: the inventory gives each
 # host's address; --measure probes this host's disk; the one-report outputs.

@@ -6,11 +6,11 @@ import sys
 
 import click
 
-from ..charts.output import chart_options, check_targets, emit
 from ..errors import InnoflushError, OptionError
 from ..live.connect import connect, resolve_options, server_error
 from ..outfile import attempt
-from ..values import SEED
+from ..output.charts.output import check_targets, emit
+from .option_types import SEED, chart_options
 
 HELP = """Read a live MySQL/MariaDB server and recommend innodb_flush_method,
 innodb_flush_log_at_trx_commit, sync_binlog, innodb_use_fdatasync and innodb_doublewrite,
@@ -163,40 +163,35 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
                    seed, scheduler, as_json, prom_path, html_file, png_dir) -> None:
     import pymysql
 
-    from ..live.sampling import check_sampling
+    from ..advisor.advise import advise
+    from ..advisor.report import render_text, to_json
+    from ..advisor.request import AdviseRequest
     from ..profiles import load_profile
-    from ..simulator.cli import MAX_CONNECTIONS
-    from .advise import advise
-    from .report import render_text, to_json
-    from .rules import check_rule_ids
 
-    check_sampling(interval, samples)
-    if connections is not None and not 1 <= connections <= MAX_CONNECTIONS:
-        raise OptionError(f"--connections must be at least 1 and at most {MAX_CONNECTIONS} "
-                          f"(the simulator's; got {connections})")
-    if cpu_cores is not None and cpu_cores < 1:
-        raise OptionError("--cpu-cores must be at least 1")
-    if profile_ref and measure:
-        raise OptionError("give --profile or --measure, not both")
-    ignore_rules = check_rule_ids(ignore_rules)   # exit 2 before connecting
+    request = AdviseRequest(interval_s=interval, samples=samples, measure=measure,
+                            durability=durability, connections=connections,
+                            cpu_cores=cpu_cores, ignore_rules=list(ignore_rules),
+                            predict=not no_predict, seed=seed)
+    # profile_ref itself: a --profile that fails to load comes after the usage errors
+    request.profile = profile_ref
+    request.check()   # exit 2 before connecting
     if prom_path is not None:
-        from ..prom import check_prom_path
+        from ..output.prom import check_prom_path
 
         check_prom_path(prom_path)   # exit 2 before connecting
     check_targets(html_file, png_dir)
-    profile = load_profile(profile_ref) if profile_ref else None
-    wprofile = None
+    request.profile = load_profile(profile_ref) if profile_ref else None
     if workload_ref:
         from ..simulator.workload_profile import load_workload
 
-        wprofile = load_workload(workload_ref)   # exit 2 before connecting
+        request.workload_profile = load_workload(workload_ref)   # exit 2 before connecting
     click_ctx = click.get_current_context()
-    executor = _executor(click_ctx, scheduler, (profile_ref or measure) and not no_predict)
+    executor = _executor(click_ctx, scheduler, request.predicts)
     if inventory is None and concurrency is not None:
         raise OptionError("--concurrency needs --inventory")
     if inventory is not None:
-        from ..fleet.cli import advise_inventory, check_fleet_options
         from ..fleet.run import DEFAULT_CONCURRENCY, FleetSettings
+        from .advise_inventory import advise_inventory, check_fleet_options
 
         check_fleet_options(dict(host=host, port=port, socket=socket, measure=measure,
                                  prom_path=prom_path, html_file=html_file, png_dir=png_dir,
@@ -205,22 +200,14 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
         settings = FleetSettings(
             user=user, defaults_file=defaults_file, login_path=login_path,
             ssl_mode=ssl_mode, ssl_ca=ssl_ca, ssl_cert=ssl_cert, ssl_key=ssl_key,
-            connect_timeout=connect_timeout, executor=executor,
-            advise_kw=dict(interval_s=interval, samples=samples, profile=profile,
-                           durability=durability, connections=connections,
-                           predict=not no_predict, seed=seed, cpu_cores=cpu_cores,
-                           workload_profile=wprofile, ignore_rules=ignore_rules))
+            connect_timeout=connect_timeout, executor=executor, request=request)
         advise_inventory(inventory, concurrency or DEFAULT_CONCURRENCY, settings, as_json,
                          ask_password or prompt_password, _prompt)
         return
     if click_ctx.meta.get("capture_path") is not None:   # --from: no server to connect to
-        from .offline_cli import advise_from
+        from .advise_from import advise_from
 
-        advise_from(click_ctx, click_ctx.meta["capture_path"], profile=profile,
-                    measure=measure,
-                    durability=durability, connections=connections, cpu_cores=cpu_cores,
-                    workload_profile=wprofile, ignore_rules=ignore_rules,
-                    predict=not no_predict, seed=seed, as_json=as_json,
+        advise_from(click_ctx, click_ctx.meta["capture_path"], request, as_json=as_json,
                     prom_path=prom_path, html_file=html_file, png_dir=png_dir,
                     executor=executor)
         return
@@ -231,12 +218,8 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
                            connect_timeout=connect_timeout, prompt=_prompt)
     session = connect(opts)
     try:
-        report = advise(session, conn_public=opts.public(session.tls),
+        report = advise(session, request, conn_public=opts.public(session.tls),
                         is_local=opts.is_local,
-                        interval_s=interval, samples=samples, profile=profile,
-                        measure=measure, durability=durability, connections=connections,
-                        predict=not no_predict, seed=seed, cpu_cores=cpu_cores,
-                        workload_profile=wprofile, ignore_rules=ignore_rules,
                         open_session=lambda: connect(opts, read_tls=False), executor=executor,
                         progress=_progress(not as_json and sys.stderr.isatty(), samples))
     except pymysql.err.MySQLError as exc:
@@ -271,7 +254,7 @@ def _executor(click_ctx: click.Context, scheduler: str | None, predicts: bool):
 def write_report_prom(prom_path: str | None, report: dict) -> None:
     """--prom: the report as Prometheus metrics (live and --from runs alike)."""
     if prom_path is not None:
-        from ..prom import advise_metrics, write_prom
+        from ..output.prom import advise_metrics, write_prom
 
         write_prom(prom_path, advise_metrics(report))
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from matplotlib.figure import Figure
 
-from .. import __version__
+from ... import __version__
 from .figure import series_count, to_svg
 
 

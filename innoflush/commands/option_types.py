@@ -1,0 +1,26 @@
+"""Options the commands share, checked where they are typed.
+
+A value click refuses is a usage error of click's own, one line ending
+``(see 'innoflush CMD --help')``, before the command does any work — a seed of -1 used
+to reach numpy only after a lab run had started its servers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import click
+
+from ..values import SEED_MAX
+
+SEED = click.IntRange(0, SEED_MAX)
+
+HTML_HELP = "Also write a self-contained HTML page (charts inline as SVG) to FILE."
+PNG_HELP = "Also write the page's charts as PNG files into DIR (created if missing)."
+
+
+def chart_options(func: Callable) -> Callable:
+    """Add --html FILE and --png DIR to a click command (as html_file, png_dir); what they
+    write is innoflush.output.charts'."""
+    func = click.option("--png", "png_dir", default=None, metavar="DIR", help=PNG_HELP)(func)
+    return click.option("--html", "html_file", default=None, metavar="FILE",
+                        help=HTML_HELP)(func)
