@@ -41,7 +41,7 @@ from daskcluster import dask_cluster  # noqa: E402
 from innoflush.advisor.request import AdviseRequest  # noqa: E402
 from innoflush.fleet.inventory import load_inventory  # noqa: E402
 from innoflush.fleet.run import FleetSettings, advise_fleet  # noqa: E402
-from innoflush.lab.local import LocalServer, ServerOptions, initialized_datadir  # noqa: E402
+from innoflush.lab.server.local import LocalServer, ServerOptions, initialized_datadir  # noqa: E402
 
 USER, PASSWORD = "fleet_bench", "bench-only-pw"
 

@@ -7,7 +7,7 @@ process (~0.7 s of one core; retired with the fit's wake-up factor). On a
 and without (`innoflush lab run --no-advise`), alternating A B B A, and prints each
 run's TPS, the machine's busy share and the server's CPU per transaction, then the
 medians and their ratio. A change validated with advise on one side only carries this
-ratio as a bias (lab/change_validation.py observes both sides since 2026-11-27).
+ratio as a bias (lab/experiments/change_validation.py observes both sides since 2026-11-27).
 
     python bench/observer_cost.py [--rounds 3] [--workload write_only] [--threads 4]
         [--emulate docs/validation/san-plp-2ms.json] [--workdir /var/tmp/observer_cost]

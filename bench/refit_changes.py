@@ -24,8 +24,8 @@ from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from innoflush.lab.change_validation import FACTOR  # noqa: E402
-from innoflush.lab.refit import measured_cells, read_validation, refit  # noqa: E402
+from innoflush.lab.experiments.change_validation import FACTOR  # noqa: E402
+from innoflush.lab.experiments.refit import measured_cells, read_validation, refit  # noqa: E402
 
 
 def with_sync_call_cpu(sync_cpu_us: float) -> None:

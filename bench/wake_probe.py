@@ -4,7 +4,7 @@ advise divided the CPU per transaction measured while commits sleep by a wake-up
 (bench/wakeprobe.py, retired 2026-11-27 for advisor/sleep_cost.py) to price a change that
 takes the sync off the commit. This measures
 what that factor should be on this host and what work units measure: a local MariaDB on
-an emulated device (lab/emulate.py; default samsung-990-pro, ~2.8 ms syncs), sysbench
+an emulated device (lab/emulation/emulate.py; default samsung-990-pro, ~2.8 ms syncs), sysbench
 oltp_insert at 1 thread; per round a run at innodb_flush_log_at_trx_commit=1 and one at
 2 (SET GLOBAL, the same server), mysqld's CPU per transaction from /proc/PID/stat
 (utime+stime, all threads) over Com_insert, and during the trx_commit=1 run each
@@ -84,8 +84,8 @@ def main() -> None:
     if a.probe:
         print(json.dumps(probe(a.probe)))
         return
-    from innoflush.lab.emulate import build_library, preload_env
-    from innoflush.lab.local import LocalServer, ServerOptions
+    from innoflush.lab.emulation.emulate import build_library, preload_env
+    from innoflush.lab.server.local import LocalServer, ServerOptions
     from innoflush.profiles import load_profile
 
     shutil.rmtree(a.workdir, ignore_errors=True)

@@ -15,7 +15,7 @@ Usage: PYTHONPATH=. python scripts/capture_fixtures.py NAME [--server mysql-9.7|
            | --server-root ROOT] [--binlog] [--flush-method M | --fsync] [--trx-commit N]
            [--sync-binlog N] [--profile P]
 
-The server is started by innoflush.lab.local.LocalServer in a temporary directory and
+The server is started by innoflush.lab.server.local.LocalServer in a temporary directory and
 stopped at the end; the load is autocommit INSERTs from 4 threads. Without --server /
 --server-root it is this host's server with this host's clients (mariadb, mysqladmin);
 with one, the server of that Debian root (`make server-roots`: MySQL 9.7 from sid,
@@ -43,8 +43,8 @@ import threading
 import time
 from pathlib import Path
 
-from innoflush.lab.local import LocalServer, ServerOptions, find_binaries
-from innoflush.lab.server_root import KNOWN_ROOTS, ServerRoot
+from innoflush.lab.server.local import LocalServer, ServerOptions, find_binaries
+from innoflush.lab.server.server_root import KNOWN_ROOTS, ServerRoot
 from innoflush.live.capture import CaptureError, read_capture
 
 REPO = Path(__file__).resolve().parent.parent

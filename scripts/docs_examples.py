@@ -161,7 +161,7 @@ def _validate_text(env: Env) -> str:
     """The text `lab validate` prints, rendered from the JSON the example captured (one
     run gives both: the matrix takes minutes)."""
     report = json.loads(env.output("lab-validate-json").raw)
-    for module in ("innoflush.lab.validate_report", "innoflush.lab.validate.report"):
+    for module in ("innoflush.lab.reports.validate_report", "innoflush.lab.validate_report"):
         with contextlib.suppress(ImportError, AttributeError):
             return importlib.import_module(module).render_text(report)
     raise Skip("no render_text for lab validate reports found in innoflush.lab")
@@ -431,7 +431,7 @@ class Env:
 
     def _start_server(self, emulate: str | None = None) -> None:
         from innoflush.lab import LocalServer, ServerOptions
-        from innoflush.lab.emulate import build_library, preload_env
+        from innoflush.lab.emulation.emulate import build_library, preload_env
         from innoflush.profiles import load_profile
         opts = ServerOptions(innodb_flush_method="O_DIRECT_NO_FSYNC",
                              innodb_flush_log_at_trx_commit=1, log_bin=True, sync_binlog=0,

@@ -3,7 +3,7 @@ changes, the interval every prediction carries (innoflush/advisor/error_bands.py
 
 For every cell of the given `lab validate --workload-cmd --json` reports (default: the
 ones docs/validation/ keeps), today's fit and prediction run again on the cell's advise
-report (innoflush/lab/refit.py: no server), and measured / predicted TPS ratio is kept
+report (innoflush/lab/experiments/refit.py: no server), and measured / predicted TPS ratio is kept
 per change ("innodb_flush_log_at_trx_commit 1->2", ...) and per class of connections.
 The interval is the 10th..90th percentile of that error. How well such an interval
 holds on runs it was not built from is checked too: each run left out in turn, the
@@ -45,8 +45,8 @@ from innoflush.advisor.error_bands import (  # noqa: E402
     connection_class,
     tps_interval,
 )
-from innoflush.lab.change_validation import CHANGES  # noqa: E402
-from innoflush.lab.refit import measured_cells, read_validation, refit  # noqa: E402
+from innoflush.lab.experiments.change_validation import CHANGES  # noqa: E402
+from innoflush.lab.experiments.refit import measured_cells, read_validation, refit  # noqa: E402
 
 # 10th..90th: with a class of connections only ever widening the change's interval
 # (advisor/error_bands.py), they held 197 of 244 cells of runs left out (81 %, 2026-11-27)
@@ -70,7 +70,7 @@ def _model_key() -> str:
                     "innoflush/advisor/measured.py", "innoflush/advisor/predict.py",
                     "innoflush/advisor/sleep_cost.py",
                     "innoflush/advisor/round_trip.py", "innoflush/live/*.py",
-                    "innoflush/lab/refit.py",
+                    "innoflush/lab/experiments/refit.py",
                     "innoflush/profiles/*.py"):
         for f in sorted(ROOT.glob(pattern)):
             h.update(f.name.encode() + f.read_bytes())
@@ -222,7 +222,8 @@ def main() -> None:
     data = {
         "schema": "innoflush.prediction-error/1",
         "what": "measured / predicted TPS ratio of advise's candidate changes: today's model "
-                "refitted offline on each cell's advise report (innoflush/lab/refit.py), "
+                "refitted offline on each cell's advise report "
+                "(innoflush/lab/experiments/refit.py), "
                 "sysbench oltp_insert/write_only/read_write at 1-16 threads on MariaDB "
                 "10.11, local disk and emulated devices (innoflush lab validate "
                 "--workload-cmd); low/high: its percentiles (below); coverage_pct: the share of "

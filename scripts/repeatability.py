@@ -1,6 +1,6 @@
 """The resolution of the change validations kept in docs/validation/: per run, how far
 runs of identical settings were from each other, beside advise's verdicts as the run
-recorded them (innoflush/lab/repeatability.py). Prints a Markdown table, the pooled
+recorded them (innoflush/lab/experiments/repeatability.py). Prints a Markdown table, the pooled
 figures and the cells whose measured change was beyond the run's noise and whose
 direction advise got wrong.
 
@@ -16,13 +16,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from innoflush.lab.refit import read_validation  # noqa: E402
-from innoflush.lab.repeatability import (  # noqa: E402
+from innoflush.lab.experiments.refit import read_validation  # noqa: E402
+from innoflush.lab.experiments.repeatability import (  # noqa: E402
     judged_beyond_noise,
     repeat_pairs,
     repeatability,
 )
-from innoflush.lab.report import md_table  # noqa: E402
+from innoflush.lab.reports.report import md_table  # noqa: E402
 
 
 def _share(k_n: str | None) -> str:

@@ -61,7 +61,7 @@ def commands(work: Path, port: int = 0) -> dict[str, list[str]]:
 def advise_server(work: Path):
     """A MariaDB under an insert load, its syncs delayed to PROFILE's; its port."""
     from innoflush.lab import LocalServer, ServerOptions
-    from innoflush.lab.emulate import build_library, preload_env
+    from innoflush.lab.emulation.emulate import build_library, preload_env
     from innoflush.profiles import load_profile
 
     opts = ServerOptions(innodb_flush_method="O_DIRECT_NO_FSYNC",

@@ -25,7 +25,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from innoflush.advisor.sleep_cost import floor_share, given_back_us, without_sleep  # noqa: E402
-from innoflush.lab.refit import read_validation  # noqa: E402
+from innoflush.lab.experiments.refit import read_validation  # noqa: E402
 
 # growth: linear below the cap; a free exponent takes 1.3 on every cell and holds worse
 # with a run left out (within 15 % in 215 of 427, against 222).

@@ -47,11 +47,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tabulate import tabulate  # noqa: E402
 
 from innoflush.errors import InnoflushError  # noqa: E402
-from innoflush.lab.emulate import make_emulation  # noqa: E402
-from innoflush.lab.external import wait_for_page_cleaner  # noqa: E402
-from innoflush.lab.hostprobe import runq_wait_delta_s  # noqa: E402
-from innoflush.lab.local import LocalServer, ServerError, ServerOptions  # noqa: E402
-from innoflush.lab.predict import async_point  # noqa: E402
+from innoflush.lab.emulation.emulate import make_emulation  # noqa: E402
+from innoflush.lab.experiments.hostprobe import runq_wait_delta_s  # noqa: E402
+from innoflush.lab.experiments.predict import async_point  # noqa: E402
+from innoflush.lab.load.external import wait_for_page_cleaner  # noqa: E402
+from innoflush.lab.server.local import LocalServer, ServerError, ServerOptions  # noqa: E402
 from innoflush.live.facts import facts_from_variables  # noqa: E402
 from innoflush.live.procfs import REDO_FILES, fd_links, schedstat  # noqa: E402
 
@@ -199,7 +199,7 @@ def read_status(cur) -> dict[str, int]:
 
 def settle(cur, target: int | None, limit_s: float) -> dict:
     """Wait until the page cleaner is at work, at most limit_s, as lab validate
-    --settle-after does (lab/external.py wait_for_page_cleaner)."""
+    --settle-after does (lab/load/external.py wait_for_page_cleaner)."""
     return wait_for_page_cleaner(lambda: read_status(cur).get("Innodb_checkpoint_age"),
                                  target, limit_s, time.sleep)
 

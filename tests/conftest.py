@@ -25,14 +25,20 @@ from pathlib import Path
 
 import pytest
 
-from innoflush.lab.docker_backend import (
+from innoflush.lab.server.docker_backend import (
     LABEL,
     OFFLINE_IMAGE,
     DockerServerError,
     docker_client,
     get_image,
 )
-from innoflush.lab.local import LocalServer, ServerError, ServerOptions, find_binaries, is_listening
+from innoflush.lab.server.local import (
+    LocalServer,
+    ServerError,
+    ServerOptions,
+    find_binaries,
+    is_listening,
+)
 
 # A suite started in the background (`make test &`, nohup) inherits SIGINT or SIGHUP ignored,
 # and innoflush keeps an ignored signal ignored, as nohup asks: the tests that send them
@@ -284,7 +290,7 @@ def volatile_server(server_binaries, tmp_path_factory, profile_files):
     """A real server whose syncs take the 'volatile' test profile's time (2.9 ms: the
     lab's device emulation, a preloaded library): advise predicts only where the profile
     it is given is the server's storage, and this one is."""
-    from innoflush.lab.emulate import build_library, preload_env
+    from innoflush.lab.emulation.emulate import build_library, preload_env
     from innoflush.profiles import load_profile
 
     d = tmp_path_factory.mktemp("volatile")
@@ -387,7 +393,7 @@ def _no_server_root(name: str, reason: str):
 
 def _server_root(name: str) -> str:
     from innoflush.errors import UsageError
-    from innoflush.lab.server_root import ServerRoot
+    from innoflush.lab.server.server_root import ServerRoot
 
     root = ServerRoot(name)
     try:

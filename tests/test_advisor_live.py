@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from innoflush.commands.root import main
-from innoflush.lab.local import ServerOptions, free_port
+from innoflush.lab.server.local import ServerOptions, free_port
 from innoflush.live.connect import ReadOnlySession
 from innoflush.live.sampling import combine, observe, sample
 

@@ -1,5 +1,5 @@
 """advise on the servers users run: MySQL 9.7 LTS and MariaDB 11.8 LTS from Debian's archive,
-each in its Debian root (lab/server_root.py), read through the real CLI in a process of its
+each in its Debian root (lab/server/server_root.py), read through the real CLI in a process of its
 own.
 
 - read-only, as each server's general log shows; the flavor and role it names;
@@ -31,8 +31,8 @@ import pytest
 from test_advisor_safety_server import sql
 
 from innoflush.advisor.rules import Context, DeviceFacts, evaluate
-from innoflush.lab.ctrl_c import StartInterrupts
-from innoflush.lab.local import ServerOptions
+from innoflush.lab.server.ctrl_c import StartInterrupts
+from innoflush.lab.server.local import ServerOptions
 from innoflush.live.connect import ConnectionOptions, connect
 from innoflush.live.facts import VARIABLES, gather_facts
 from innoflush.live.sampling import Snapshot, interval_between, observe, read_status

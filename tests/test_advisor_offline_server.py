@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from innoflush.commands.root import main
-from innoflush.lab.local import ServerOptions
+from innoflush.lab.server.local import ServerOptions
 from innoflush.live.facts import filesystem_of
 
 pytestmark = pytest.mark.server

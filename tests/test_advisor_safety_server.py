@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from innoflush.commands.root import main
-from innoflush.lab.ctrl_c import StartInterrupts
-from innoflush.lab.local import ServerOptions
+from innoflush.lab.server.ctrl_c import StartInterrupts
+from innoflush.lab.server.local import ServerOptions
 from innoflush.live import sampling
 
 pytestmark = pytest.mark.server

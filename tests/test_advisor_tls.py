@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from innoflush.commands.root import main
-from innoflush.lab.local import ServerOptions
+from innoflush.lab.server.local import ServerOptions
 from innoflush.live.connect import connect, resolve_options
 
 ROOT_ENV = {"MYSQL_PWD": "", "HOME": "/nonexistent"}

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from test_docs import compare_keys, example_json
 
 from innoflush.commands.root import main
-from innoflush.lab.local import ServerOptions
+from innoflush.lab.server.local import ServerOptions
 
 pytestmark = pytest.mark.server
 

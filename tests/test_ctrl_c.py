@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from innoflush.lab.ctrl_c import StartInterrupts
+from innoflush.lab.server.ctrl_c import StartInterrupts
 
 
 def spin() -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from innoflush.errors import InnoflushError
-from innoflush.lab.docker_backend import (
+from innoflush.lab.server.docker_backend import (
     LABEL,
     LABEL_VALUE,
     OFFLINE_IMAGE,
@@ -32,7 +32,7 @@ from innoflush.lab.docker_backend import (
     lab_containers,
     remove_lab_containers,
 )
-from innoflush.lab.local import ServerOptions, free_port, is_listening
+from innoflush.lab.server.local import ServerOptions, free_port, is_listening
 
 SMALL = "32M"   # buffer pool: keeps each start quick
 
@@ -244,7 +244,7 @@ def test_port_taken_after_it_was_chosen(docker_image, docker_stopped_check, tmp_
                                         monkeypatch):
     # the race a free port can lose: someone binds it before the server does. The server
     # fails to bind, and start() tries again on another port, with a fresh datadir.
-    import innoflush.lab.docker_backend as backend
+    import innoflush.lab.server.docker_backend as backend
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

@@ -267,7 +267,7 @@ def test_lab_validate_changes_keys():
 
 
 def test_lab_compared_figures():
-    from innoflush.lab.report import FIGURES
+    from innoflush.lab.reports.report import FIGURES
     doc = documented_keys()
     for side in ("measured", "predicted"):
         for fig, _label in FIGURES:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from simprofiles import device, hdd_total_only
 
-from innoflush.lab.emulate import (
+from innoflush.lab.emulation.emulate import (
     _knots,
     _norm_ppf,
     build_library,

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from innoflush.lab.local import ServerOptions, initialized_datadir
+from innoflush.lab.server.local import ServerOptions, initialized_datadir
 
 pytestmark = pytest.mark.server
 

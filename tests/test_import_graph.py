@@ -16,8 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "innoflush"
 # (module, what it imports inside a function): the docker backend, imported only when
-# --backend docker asks for it (lab/servers.py's doc)
-LAB_LAZY = {("innoflush.lab.servers", "innoflush.lab.docker_backend")}
+# --backend docker asks for it (lab/server/for_run.py's doc)
+LAB_LAZY = {("innoflush.lab.server.for_run", "innoflush.lab.server.docker_backend")}
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -146,7 +146,7 @@ def test_packages_import_only_the_floors_below():
     ("innoflush.measure.cli", "innoflush.output.prom"),
     ("innoflush.measure.cli", "innoflush.output.charts.output"),
     # and a neighbour on the same floor, and the core reaching up
-    ("innoflush.lab.run", "innoflush.fleet.run"),
+    ("innoflush.lab.experiments.run", "innoflush.fleet.run"),
     ("innoflush.errors", "innoflush.profiles"),
 ])
 def test_the_order_refuses_an_upward_import(importer, imported):

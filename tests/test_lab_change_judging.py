@@ -1,4 +1,4 @@
-"""Judging a predicted change against replicated measurements (lab/change_judging.py)
+"""Judging a predicted change against replicated measurements (lab/experiments/change_judging.py)
 and the replicated cells of lab validate --workload-cmd (pure parts)."""
 
 from __future__ import annotations
@@ -7,15 +7,14 @@ import pytest
 from test_lab_change_validation import advise_report, synthetic_report
 
 from innoflush.errors import UsageError
-from innoflush.lab import change_report
-from innoflush.lab.change_judging import (
+from innoflush.lab.experiments.change_judging import (
     FACTOR,
     classify,
     judge,
     noise_band_pct,
     spread_pct,
 )
-from innoflush.lab.change_validation import (
+from innoflush.lab.experiments.change_validation import (
     CHANGES,
     ChangeValidateOptions,
     cell_result,
@@ -23,7 +22,8 @@ from innoflush.lab.change_validation import (
     replicate_figures,
     summarize,
 )
-from innoflush.lab.command_spec import WorkloadCommand
+from innoflush.lab.load.command_spec import WorkloadCommand
+from innoflush.lab.reports import change_report
 
 
 def test_the_spread_is_half_the_replicates_range_of_the_measured_ratio():

@@ -12,9 +12,12 @@ from types import SimpleNamespace
 import pytest
 
 from innoflush.errors import UsageError
-from innoflush.lab import change_report
-from innoflush.lab.advise_reading import advise_fit, candidate_prediction, fitted_workload
-from innoflush.lab.change_validation import (
+from innoflush.lab.experiments.advise_reading import (
+    advise_fit,
+    candidate_prediction,
+    fitted_workload,
+)
+from innoflush.lab.experiments.change_validation import (
     CHANGES,
     FACTOR,
     ChangeValidateOptions,
@@ -26,8 +29,9 @@ from innoflush.lab.change_validation import (
     run_figures,
     summarize,
 )
-from innoflush.lab.command_spec import WorkloadCommand
-from innoflush.lab.options import LabOptions
+from innoflush.lab.experiments.options import LabOptions
+from innoflush.lab.load.command_spec import WorkloadCommand
+from innoflush.lab.reports import change_report
 from innoflush.profiles import load_profile
 from innoflush.simulator import Workload
 

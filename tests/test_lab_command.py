@@ -17,7 +17,8 @@ from click.testing import CliRunner
 
 from innoflush.commands.root import main
 from innoflush.errors import UsageError
-from innoflush.lab.command_spec import (
+from innoflush.lab.experiments.options import LabOptions
+from innoflush.lab.load.command_spec import (
     PLACEHOLDERS,
     WorkloadCommand,
     check_placeholders,
@@ -28,7 +29,7 @@ from innoflush.lab.command_spec import (
     substitute,
     workload_commands,
 )
-from innoflush.lab.external import (
+from innoflush.lab.load.external import (
     CommandLoad,
     CommandProcess,
     command_cpu,
@@ -36,8 +37,7 @@ from innoflush.lab.external import (
     keep_log,
     statements_per_trx,
 )
-from innoflush.lab.options import LabOptions
-from innoflush.lab.workload import WorkloadSpec
+from innoflush.lab.load.workload import WorkloadSpec
 
 VALUES = {"host": "127.0.0.1", "port": "3307", "socket": "/tmp/a dir/it's $HOME \"x\".sock",
           "user": "root", "password_file": "/tmp/a dir/pw", "threads": "4", "seconds": "21",

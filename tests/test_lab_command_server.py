@@ -22,7 +22,9 @@ from test_docs import compare_keys, example_json
 from test_lab_run import assert_no_leak, processes_mentioning
 
 from innoflush.commands.root import main
-from innoflush.lab import external, run_setup, servers
+from innoflush.lab.experiments import run_setup
+from innoflush.lab.load import external
+from innoflush.lab.server import for_run as servers
 from innoflush.measure import quick_tests
 
 pytestmark = pytest.mark.server

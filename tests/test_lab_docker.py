@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from innoflush.commands.root import main
-from innoflush.lab.local import is_listening
-from innoflush.lab.options import BACKENDS
+from innoflush.lab.experiments.options import BACKENDS
+from innoflush.lab.server.local import is_listening
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

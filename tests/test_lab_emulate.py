@@ -12,14 +12,14 @@ from click.testing import CliRunner
 from simprofiles import device
 
 from innoflush.commands.root import main
-from innoflush.lab.emulate import (
+from innoflush.lab.emulation.emulate import (
     emulation_result,
     host_check,
     median_us,
     read_log,
     sync_distribution,
 )
-from innoflush.lab.options import LabError
+from innoflush.lab.experiments.options import LabError
 
 pytestmark = pytest.mark.server
 
@@ -78,7 +78,7 @@ def test_emulation_really_delays_the_servers_syncs(server_binaries, tmp_path, sl
     # and the prediction was made for that device: its commit latency too
     # (the median of ~200 simulated commits: a few percent of sampling either way)
     assert run["predicted"]["commit_latency_p50_ms"] >= 0.95 * sync_p50_ms
-    from innoflush.lab.report import render_text
+    from innoflush.lab.reports.report import render_text
 
     assert "DEVICE EMULATED: test-slow-10ms" in render_text(rep)
 
@@ -87,7 +87,7 @@ def test_a_refused_preload_fails_the_run(server_binaries, tmp_path, slow_profile
                                          monkeypatch):
     bogus = tmp_path / "not-a-library.so"
     bogus.write_text("not an ELF file\n")
-    import innoflush.lab.emulate as emulate
+    import innoflush.lab.emulation.emulate as emulate
 
     monkeypatch.setattr(emulate, "build_library", lambda cache_dir=None: bogus)
     r = CliRunner().invoke(main, [

@@ -1,19 +1,19 @@
 """The resolution of a change validation: pairs of runs of identical settings, their
-spread, and the direction judged only beyond it (innoflush/lab/repeatability.py; pure),
+spread, and the direction judged only beyond it (innoflush/lab/experiments/repeatability.py; pure),
 and how a report carries them."""
 
 from __future__ import annotations
 
 import math
 
-from innoflush.lab import change_report
-from innoflush.lab.repeatability import (
+from innoflush.lab.experiments.repeatability import (
     direction_beyond_noise,
     judged_beyond_noise,
     repeat_pairs,
     repeatability,
     resolution_warning,
 )
+from innoflush.lab.reports import change_report
 
 TRX1 = {"innodb_flush_method": "O_DIRECT", "innodb_flush_log_at_trx_commit": 1,
         "log_bin": False, "sync_binlog": 0}

@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from innoflush.commands.root import main
-from innoflush.lab import run_setup
-from innoflush.lab.local import is_listening
-from innoflush.lab.predict import COMPARED
+from innoflush.lab.experiments import run_setup
+from innoflush.lab.experiments.predict import COMPARED
+from innoflush.lab.server.local import is_listening
 from innoflush.measure import quick_tests
 
 pytestmark = pytest.mark.server
@@ -111,7 +111,7 @@ def test_two_flush_methods_measured_beside_predicted(server_binaries, tmp_path,
             assert {"setting", "current", "recommended", "severity"} <= set(f)
     assert_no_leak(tmp_path, runs)
     # the text report of the same data
-    from innoflush.lab.report import render_text
+    from innoflush.lab.reports.report import render_text
 
     text = render_text(rep)
     assert "measured / predicted" in text and "O_DIRECT_NO_FSYNC" in text

@@ -13,11 +13,10 @@ from click.testing import CliRunner
 
 from innoflush.commands.root import main
 from innoflush.errors import UsageError
-from innoflush.lab import hostprobe
-from innoflush.lab.clients import ClientRun, WorkloadResult, client_cpu_summary, latency_ms
-from innoflush.lab.hostprobe import files_delta, machine_usage, split_server_cpu
-from innoflush.lab.options import LabError, LabOptions, plan_runs
-from innoflush.lab.predict import (
+from innoflush.lab.experiments import hostprobe
+from innoflush.lab.experiments.hostprobe import files_delta, machine_usage, split_server_cpu
+from innoflush.lab.experiments.options import LabError, LabOptions, plan_runs
+from innoflush.lab.experiments.predict import (
     COMPARED,
     compare,
     derive_workload,
@@ -25,9 +24,10 @@ from innoflush.lab.predict import (
     predict,
     predicted_figures,
 )
-from innoflush.lab.report import SCHEMA, num, pct, render_text, to_json
-from innoflush.lab.servers import settings_mismatch
-from innoflush.lab.workload import WorkloadSpec, schema_sql
+from innoflush.lab.load.clients import ClientRun, WorkloadResult, client_cpu_summary, latency_ms
+from innoflush.lab.load.workload import WorkloadSpec, schema_sql
+from innoflush.lab.reports.report import SCHEMA, num, pct, render_text, to_json
+from innoflush.lab.server.for_run import settings_mismatch
 from innoflush.live.procfs import machine_cpu, proc_cpu_seconds
 from innoflush.live.sampling import Snapshot, interval_between, observe
 
@@ -163,7 +163,7 @@ def test_work_cv_from_the_transactions_times_without_the_slowest_percent():
 
     import numpy as np
 
-    from innoflush.lab.calibrate import work_cv
+    from innoflush.lab.experiments.calibrate import work_cv
 
     rng = np.random.default_rng(3)
     took = rng.gamma(4.0, 50_000.0, size=5000)         # ns: mean 200 µs, cv 0.5
@@ -478,7 +478,7 @@ def test_num_and_pct():
 
 
 def test_report_docstring_names_every_key():
-    import innoflush.lab.report as rep
+    import innoflush.lab.reports.report as rep
 
     doc = rep.__doc__
     for key in ("schema", "backend", "runs", "requested", "read_back", "settings_match",
@@ -541,7 +541,7 @@ def test_cli_datadir_on_pseudo_filesystems():
 
 def test_docker_backend_unavailable(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setitem(sys.modules, "innoflush.lab.docker_backend", None)  # import fails
+    monkeypatch.setitem(sys.modules, "innoflush.lab.server.docker_backend", None)  # import fails
     r = CliRunner().invoke(main, ["lab", "run", "--backend", "docker", "--profile",
                                   "samsung-990-pro"])
     assert r.exit_code == 2
@@ -576,7 +576,7 @@ def _run_like(commits, cpu_us, commit_p50_ms, fsyncs, client_cpu_us=100.0, conns
     (-0.050, 0.0, 85.0, 0.0),     # faster than the storage's own sync: all CPU is off-path
 ])
 def test_host_costs_split_the_cpu_of_a_sync(extra_ms, path, side, wake):
-    from innoflush.lab.calibrate import host_costs
+    from innoflush.lab.experiments.calibrate import host_costs
     from innoflush.profiles import load_profile
 
     storage = load_profile("samsung-990-pro")
@@ -597,7 +597,7 @@ def test_host_costs_split_the_cpu_of_a_sync(extra_ms, path, side, wake):
 def test_host_costs_split_per_sync_and_per_sleeping_commit():
     """With the calls' own CPU measured (S), T splits into S per sync (shared by a group)
     and T - S per commit that sleeps; the path R takes the calls' CPU first."""
-    from innoflush.lab.calibrate import host_costs
+    from innoflush.lab.experiments.calibrate import host_costs
     from innoflush.profiles import load_profile
 
     storage = load_profile("samsung-990-pro")
@@ -622,7 +622,7 @@ def test_host_costs_split_per_sync_and_per_sleeping_commit():
 
 
 def test_host_costs_need_a_sync_per_commit():
-    from innoflush.lab.calibrate import host_costs
+    from innoflush.lab.experiments.calibrate import host_costs
     from innoflush.profiles import load_profile
 
     fields, lines = host_costs(_run_like(1000, 150.0, 0.09, 3), _run_like(1000, 160.0, 0.1, 10),
@@ -657,7 +657,7 @@ def test_start_state_from_mariadb_and_mysql_status():
 
 
 def test_log_excerpt_puts_the_error_lines_first():
-    from innoflush.lab.local import QUOTED_LOG_LINES, log_excerpt
+    from innoflush.lab.server.local import QUOTED_LOG_LINES, log_excerpt
 
     mariadb = ("2026-11-25 19:35:00 0 [Note] InnoDB: Using io_uring\n"
                + "2026-11-25 19:35:00 0 [Note] InnoDB: a note\n" * 40

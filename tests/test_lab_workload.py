@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from innoflush.lab.clients import LoadRunner, run_workload
-from innoflush.lab.local import ServerOptions, free_port
-from innoflush.lab.workload import WorkloadError, WorkloadSpec, prepare
+from innoflush.lab.load.clients import LoadRunner, run_workload
+from innoflush.lab.load.workload import WorkloadError, WorkloadSpec, prepare
+from innoflush.lab.server.local import ServerOptions, free_port
 
 pytestmark = pytest.mark.server
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from innoflush.errors import InnoflushError
-from innoflush.lab.local import LocalServer, ServerError, ServerOptions, find_binaries
+from innoflush.lab.server.local import LocalServer, ServerError, ServerOptions, find_binaries
 
 pytestmark = pytest.mark.server
 

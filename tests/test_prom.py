@@ -22,7 +22,7 @@ from promsamples import advise_dict, measure_dict
 
 from innoflush.commands.root import main
 from innoflush.errors import UsageError
-from innoflush.lab.local import free_port, is_listening
+from innoflush.lab.server.local import free_port, is_listening
 from innoflush.measure.result import unbacked_keys
 from innoflush.output.prom import advise_metrics, check_prom_path, measure_metrics, write_prom
 

@@ -1,4 +1,4 @@
-"""MySQL 9.7 and MariaDB 11.8 run from their Debian roots (lab/server_root.py): the server in
+"""MySQL 9.7 and MariaDB 11.8 run from their Debian roots (lab/server/server_root.py): the server in
 a chroot, its work directory at the same path inside and out, nothing left in the root or in
 the host's mounts when it stops."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from innoflush.errors import UsageError
-from innoflush.lab.local import LocalServer, ServerOptions
-from innoflush.lab.server_root import ServerRoot, resolve_root, roots_dir
+from innoflush.lab.server.local import LocalServer, ServerOptions
+from innoflush.lab.server.server_root import ServerRoot, resolve_root, roots_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 

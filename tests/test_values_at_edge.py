@@ -23,7 +23,7 @@ import pytest
 
 from innoflush.errors import OptionError, UsageError, option_values
 from innoflush.fleet.inventory import InventoryError, load_inventory
-from innoflush.lab.server_args import parse_server_options, reserved_reading
+from innoflush.lab.server.server_args import parse_server_options, reserved_reading
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -149,8 +149,8 @@ def test_advise_uses_the_calibration_at_the_connection_count(load_fixture):
 
 
 def test_the_lab_uses_the_calibration_at_the_runs_connection_count():
-    from innoflush.lab.options import RunPlan
-    from innoflush.lab.run_setup import calibration_for
+    from innoflush.lab.experiments.options import RunPlan
+    from innoflush.lab.experiments.run_setup import calibration_for
 
     wp = _by_connections_profile()
     for n, cpu, base in ((1, 100.0, 0.1), (8, 900.0, 0.4)):

@@ -14,22 +14,26 @@ import click
 from .. import signals
 from ..errors import InnoflushError, OptionError, UsageError
 from ..executor import make_executor
-from ..lab import change_report, validate_report
-from ..lab import report as run_report
-from ..lab.calibrate import lab_calibrate
-from ..lab.calibrate import render_text as render_calibrate_text
-from ..lab.change_validation import DEFAULT_CHANGES, ChangeValidateOptions, lab_change_validate
-from ..lab.command_spec import PLACEHOLDERS, WorkloadCommand, workload_commands
-from ..lab.options import BACKENDS, LabOptions
-from ..lab.run import lab_run
-from ..lab.server_args import SERVER_OPTION_HELP, parse_server_options
-from ..lab.validate import ValidateOptions, command_line, lab_validate
-from ..lab.workload import KINDS
+from ..lab.experiments.calibrate import lab_calibrate
+from ..lab.experiments.calibrate import render_text as render_calibrate_text
+from ..lab.experiments.change_validation import (
+    DEFAULT_CHANGES,
+    ChangeValidateOptions,
+    lab_change_validate,
+)
+from ..lab.experiments.options import BACKENDS, LabOptions
+from ..lab.experiments.run import lab_run
+from ..lab.experiments.validate import ValidateOptions, command_line, lab_validate
+from ..lab.load.command_spec import PLACEHOLDERS, WorkloadCommand, workload_commands
+from ..lab.load.workload import KINDS
+from ..lab.reports import change_report, validate_report
+from ..lab.reports import report as run_report
+from ..lab.server.server_args import SERVER_OPTION_HELP, parse_server_options
 from ..outfile import OutputFailed, attempt, check_output_target, write_output
 from ..output.charts.output import check_targets, emit
 from ..simulator.workload_profile import load_workload
 from ..units import parse_list, parse_size
-from .option_types import SEED, chart_options
+from .option_types import FLUSH_METHODS_HELP, SEED, chart_options
 
 RUN_HELP = """Start a fresh server for every combination of the listed settings (local
 binaries or Docker), drive a workload from client processes, take the SHOW GLOBAL STATUS
@@ -222,8 +226,7 @@ def lab_group() -> None:
     image_help="Docker image (docker backend), e.g. mysql:8.4, mariadb:10.11.",
     basedir_help="Server basedir (local backend; default: PATH and /usr/sbin).")
 @click.option("--flush-method", default="O_DIRECT", show_default=True,
-              help="innodb_flush_method values, comma-separated (fsync, O_DSYNC, O_DIRECT, "
-                   "O_DIRECT_NO_FSYNC).")
+              help=FLUSH_METHODS_HELP)
 @click.option("--trx-commit", default="1", show_default=True,
               help="innodb_flush_log_at_trx_commit values (0, 1, 2), comma-separated.")
 @click.option("--sync-binlog", default=None,
@@ -271,7 +274,7 @@ def lab_group() -> None:
 @click.option("--seed", type=SEED, default=1, show_default=True,
               help="Workload and simulation seed.")
 @click.option("--json", "as_json", is_flag=True,
-              help="JSON output (keys: innoflush/lab/report.py, and the README).")
+              help="JSON output (keys: innoflush/lab/reports/report.py, and the README).")
 @chart_options
 @click.pass_context
 def run_command(ctx, backend, image, basedir, server_root, flush_method, trx_commit,
@@ -429,7 +432,8 @@ report is still written) or another failure; 130 interrupted, 143 SIGTERM, 129 S
               help="local (this host's storage) and device profiles to emulate, "
                    "comma-separated.")
 @click.option("--connections", default="1,2,4,8,16", show_default=True)
-@click.option("--flush-method", default="O_DIRECT,O_DIRECT_NO_FSYNC", show_default=True)
+@click.option("--flush-method", default="O_DIRECT,O_DIRECT_NO_FSYNC", show_default=True,
+              help=FLUSH_METHODS_HELP)
 @click.option("--trx-commit", default="1,2", show_default=True)
 @click.option("--duration", type=float, default=8.0, show_default=True,
               help="Measured seconds per cell.")
@@ -485,7 +489,7 @@ report is still written) or another failure; 130 interrupted, 143 SIGTERM, 129 S
                    "default: a process pool on this host, between the measured runs. Not "
                    "used with --workload-cmd.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (keys: "
-              "innoflush/lab/validate_report.py, and the README).")
+              "innoflush/lab/reports/validate_report.py, and the README).")
 @click.option("--markdown", "markdown_file", default=None, type=click.Path(dir_okay=False),
               help="Write the validation report (Markdown) to this file.")
 @click.option("--progress/--no-progress", "show_progress", default=None,

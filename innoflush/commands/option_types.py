@@ -10,9 +10,13 @@ from collections.abc import Callable
 
 import click
 
+from ..simulator.flavors import FLUSH_METHODS
 from ..values import SEED_MAX
 
 SEED = click.IntRange(0, SEED_MAX)
+
+FLUSH_METHODS_HELP = ("innodb_flush_method values, comma-separated "
+                      f"({', '.join(FLUSH_METHODS)}).")
 
 HTML_HELP = "Also write a self-contained HTML page (charts inline as SVG) to FILE."
 PNG_HELP = "Also write the page's charts as PNG files into DIR (created if missing)."

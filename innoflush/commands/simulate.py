@@ -23,7 +23,7 @@ from ..simulator.request import (
 )
 from ..simulator.workload_profile import DEFAULT_WORKLOAD
 from ..units import parse_list, parse_size
-from .option_types import SEED, chart_options
+from .option_types import FLUSH_METHODS_HELP, SEED, chart_options
 
 _S = ServerConfig()
 _FROM = "(default: the workload's)"
@@ -61,8 +61,7 @@ def _fmt(v, digits=2):
 @click.option("--flavor", default="mysql-8.0", show_default=True,
               type=click.Choice(sorted(FLAVORS), case_sensitive=False), help="Server flavor.")
 @click.option("--flush-method", default=_S.innodb_flush_method, show_default=True,
-              help="innodb_flush_method values, comma-separated (fsync, O_DSYNC, O_DIRECT, "
-                   "O_DIRECT_NO_FSYNC).")
+              help=FLUSH_METHODS_HELP)
 @click.option("--trx-commit", default="1", show_default=True,
               help="innodb_flush_log_at_trx_commit values (0, 1, 2), comma-separated.")
 @click.option("--sync-binlog", default="1", show_default=True,

@@ -26,6 +26,27 @@ PAGE_BYTES = 16384
 
 
 @dataclass(frozen=True)
+class IoPolicy:
+    """How a flush method has InnoDB open and sync its files, as the model asks it."""
+
+    method: str
+    data_direct: bool          # data files opened O_DIRECT (their writes skip the cache)
+    # tablespaces synced after a flush batch; else only on a size change
+    # (O_DIRECT_NO_FSYNC: fil_flush_file_spaces skips them)
+    data_file_syncs: bool
+    # data files opened O_DSYNC: a write returns durable, no sync follows (MariaDB's
+    # innodb_data_file_write_through, which its O_DSYNC sets)
+    data_write_through: bool
+    dblwr_sync: bool           # the doublewrite file synced after each batch's write
+    redo_write_through: bool   # redo opened O_DSYNC: its writes need no sync
+
+    @property
+    def data_syncs(self) -> bool:
+        """Whether a flush batch syncs the tablespaces it wrote."""
+        return self.data_file_syncs and not self.data_write_through
+
+
+@dataclass(frozen=True)
 class Flavor:
     name: str
     title: str
@@ -76,19 +97,18 @@ class Flavor:
     # share of first writes is doublewritten follows from the pages it creates
     new_pages_skip_dblwr: bool = False
 
-    def dblwr_sync_required(self, method: str) -> bool:
-        return method in self.dblwr_sync_methods
-
-    def data_file_sync_skipped(self, method: str) -> bool:
-        """True when tablespaces are fsynced only on size change (O_DIRECT_NO_FSYNC)."""
-        return method == "O_DIRECT_NO_FSYNC"
-
-    def data_direct(self, method: str) -> bool:
-        return method in ("O_DIRECT", "O_DIRECT_NO_FSYNC")
-
-    def redo_write_through(self, method: str) -> bool:
-        """O_DSYNC opens the redo log synchronous: its writes need no fsync."""
-        return method == "O_DSYNC"
+    def io_policy(self, method: str) -> IoPolicy:
+        """What innodb_flush_method `method` means on this flavor: the one place the
+        model reads a setting's name (fil0fil.cc's os_file_create, os0file.cc's SRV_*
+        cases in MySQL; MariaDB 11.8 spells the same choices as the four
+        innodb_*_buffering / *_write_through booleans and innodb_doublewrite=fast)."""
+        return IoPolicy(
+            method=method,
+            data_direct=method in ("O_DIRECT", "O_DIRECT_NO_FSYNC"),
+            data_file_syncs=method != "O_DIRECT_NO_FSYNC",
+            data_write_through=method == "O_DSYNC" and self.o_dsync_data_write_through,
+            dblwr_sync=method in self.dblwr_sync_methods,
+            redo_write_through=method == "O_DSYNC")
 
     def redo_is_direct(self, trx_commit: int, log_file_buffering: bool | None) -> bool:
         """Whether redo writes bypass the page cache.

@@ -228,9 +228,7 @@ def dblwr_instance(srv: Server, batch: _Batch) -> SimGen[None]:
     dblwr = cfg.innodb_doublewrite
     share = srv.workload.dblwr_page_share if dblwr else 1.0
     segment_pages, block = srv.dblwr_segment_pages, fl.dblwr_block_pages
-    dblwr_sync = fl.dblwr_sync_required(cfg.innodb_flush_method)
-    data_syncs = (not fl.data_file_sync_skipped(cfg.innodb_flush_method)
-                  and not srv.data_write_through)
+    dblwr_sync, data_syncs = srv.io.dblwr_sync, srv.io.data_syncs
     direct, sync_op = srv.data_direct, srv.sync_op
     # (the segment's writes inline, not a step of their own: a generator less per
     # segment, and a frame less each time the instance is resumed)

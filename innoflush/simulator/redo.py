@@ -63,7 +63,7 @@ class RedoLog:
 
     def __init__(self, env: simpy.Environment, flavor: Flavor, config: ServerConfig):
         self.env = env
-        self.write_through = flavor.redo_write_through(config.innodb_flush_method)
+        self.write_through = flavor.io_policy(config.innodb_flush_method).redo_write_through
         self.direct = flavor.redo_is_direct(config.innodb_flush_log_at_trx_commit,
                                             config.innodb_log_file_buffering)
         self.lsn = self.write_lsn = self.flushed_lsn = self.checkpoint_lsn = 0

@@ -157,7 +157,8 @@ class SimulateRequest:
 
     profile: str | DeviceProfile
     server: ServerConfig = field(default_factory=ServerConfig)
-    flush_methods: list[str] = field(default_factory=lambda: ["O_DIRECT"])
+    flush_methods: list[str] = field(
+        default_factory=lambda: [ServerConfig.innodb_flush_method])
     trx_commits: list[int] = field(default_factory=lambda: [1])
     sync_binlogs: list[int] = field(default_factory=lambda: [1])
     connections: list[int] = field(default_factory=lambda: [1, 4, 16])

@@ -72,8 +72,8 @@ class Server:
         self.sync_op = "fdatasync" if fl.use_fdatasync(config.innodb_use_fdatasync) else "fsync"
         self.log_writer_threads = fl.log_writer_threads(config.innodb_log_writer_threads,
                                                         config.cpu_cores, config.log_bin)
-        self.data_direct = fl.data_direct(method)
-        self.data_write_through = method == "O_DSYNC" and fl.o_dsync_data_write_through
+        self.io = fl.io_policy(method)
+        self.data_direct = self.io.data_direct
         self.dblwr_segment_pages = config.innodb_doublewrite_pages or fl.dblwr_segment_pages
         self.sync_cpu_half_s = workload.sync_cpu_us * 0.5e-6
         self.sync_side_cpu_s = workload.sync_side_cpu_us * 1e-6

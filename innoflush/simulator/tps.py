@@ -146,7 +146,7 @@ def commit_path(profile: DeviceProfile, setting: DurabilitySetting, flavor: str,
             syncs += 1
     if wl.growth_bytes_per_trx > 0:
         # O_DIRECT (the simulation's default flush method): the data files are direct
-        data_direct = fl.data_direct(ServerConfig.innodb_flush_method)
+        data_direct = fl.io_policy(ServerConfig.innodb_flush_method).data_direct
         per_trx = wl.growth_bytes_per_trx / wl.extend_bytes * fl.extension_syncs
         wait("sync", sync_op, PAGE_BYTES, data_direct, per_trx)
     if sleeps:

@@ -96,7 +96,7 @@ import json
 
 from tabulate import tabulate
 
-from ..units import format_size
+from ...units import format_size
 
 SCHEMA = "innoflush.lab-run/1"
 
@@ -208,7 +208,7 @@ def _explained(fit: dict) -> str:
 
 def render_command_run(r: dict, total: int) -> str:
     """A --workload-cmd run: measured from the server's counters, predicted from
-    advise's fit of the workload (lab/command_run.py)."""
+    advise's fit of the workload (lab/experiments/command_run.py)."""
     out = _run_head(r, total)
     m, p, wc = r["measured"], r["predicted"], r["workload_command"]
     c, o = m["client"], m["observed"]

@@ -15,13 +15,13 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..advisor.fit import fit_workload
-from ..advisor.predict import Predictor
-from ..live.facts import facts_from_variables
-from ..live.sampling import Observed
-from ..live.workload import Input, WorkloadEvidence
-from ..profiles import DeviceProfile
-from ..simulator import ServerConfig
+from ...advisor.fit import fit_workload
+from ...advisor.predict import Predictor
+from ...live.facts import facts_from_variables
+from ...live.sampling import Observed
+from ...live.workload import Input, WorkloadEvidence
+from ...profiles import DeviceProfile
+from ...simulator import ServerConfig
 from .change_validation import CHANGES, data_fsyncs_basis
 
 

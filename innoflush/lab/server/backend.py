@@ -1,8 +1,8 @@
 """What a lab server backend provides, whichever way it runs the server.
 
 Two backends start a fresh server with the given settings and always stop and remove it:
-``LocalServer`` (binaries on this host, lab/local.py) and ``DockerServer`` (a container
-through the Docker SDK, lab/docker_backend.py). Code that drives a server — workload,
+``LocalServer`` (binaries on this host, lab/server/local.py) and ``DockerServer`` (a container
+through the Docker SDK, lab/server/docker_backend.py). Code that drives a server — workload,
 status sampling, advise — uses only this surface.
 """
 

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pymysql
 
-from .. import signals
-from ..errors import InnoflushError
+from ... import signals
+from ...errors import InnoflushError
 from .ctrl_c import StartInterrupts
 from .server_root import ServerRoot
 
@@ -232,13 +232,13 @@ class LocalServer:
                  datadir_from: str | os.PathLike | None = None,
                  server_root: str | os.PathLike | None = None):
         self.workdir = Path(workdir).absolute()
-        # a Debian root to run the server in (lab/server_root.py), for a server this
+        # a Debian root to run the server in (lab/server/server_root.py), for a server this
         # host's release does not ship
         self.root = ServerRoot(server_root) if server_root is not None else None
         # an initialised datadir (initialized_datadir) copied instead of initialising one
         self.datadir_from = Path(datadir_from) if datadir_from is not None else None
         # more environment for the server process only (not for mariadb-install-db):
-        # e.g. the device emulation's LD_PRELOAD (lab/emulate.py)
+        # e.g. the device emulation's LD_PRELOAD (lab/emulation/emulate.py)
         self.env = dict(env or {})
         self.options = options or ServerOptions()
         self.basedir = basedir
@@ -301,7 +301,7 @@ class LocalServer:
         wanted = [self.workdir]
         if self._socket_dir:
             wanted.append(Path(self._socket_dir))
-        # the device emulation's library and log (lab/emulate.py) are host paths too
+        # the device emulation's library and log (lab/emulation/emulate.py) are host paths too
         for name in ("LD_PRELOAD", "INNOFLUSH_EMULATE_LOG"):
             for item in self.env.get(name, "").split(":"):
                 if item.startswith("/"):

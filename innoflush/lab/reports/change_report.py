@@ -1,5 +1,5 @@
-"""The report of `innoflush lab validate --workload-cmd` (lab/change_validation.py): text
-tables, Markdown, JSON.
+"""The report of `innoflush lab validate --workload-cmd`
+(lab/experiments/change_validation.py): text tables, Markdown, JSON.
 
 JSON keys (``--json``; schema ``innoflush.lab-validate-changes/1``):
 
@@ -52,7 +52,7 @@ JSON keys (``--json``; schema ``innoflush.lab-validate-changes/1``):
     ``simulate_all_tps_mape`` {``mape_pct``, ``cells``},
     ``not_explained``, ``no_prediction``;
 - ``summary``: the same over every device, ``repeatability`` (runs of identical
-  settings in this matrix, lab/repeatability.py: ``pairs``, ``within_factor`` ("k/n"),
+  settings in this matrix, lab/experiments/repeatability.py: ``pairs``, ``within_factor`` ("k/n"),
   ``within_factor_share``, ``median_difference_pct``, ``p90_difference_pct``; the
   figures null without pairs) and ``by_change`` {change id: the same};
 - ``warnings``.
@@ -154,7 +154,7 @@ def _summary_row(name: str, s: dict) -> list:
 
 
 def repeatability_lines(report: dict) -> list[str]:
-    """What identical runs of this run say of its resolution (lab/repeatability.py)."""
+    """What identical runs of this run say of its resolution (lab/experiments/repeatability.py)."""
     r = report["summary"].get("repeatability")
     if not r:
         return []

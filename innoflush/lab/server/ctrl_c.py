@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from .. import signals
+from ... import signals
 
 
 class StartInterrupts:

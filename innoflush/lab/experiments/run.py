@@ -39,17 +39,31 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..advisor.rules import device_from_profile
-from ..errors import InnoflushError
-from ..live.connect import ReadOnlySession
-from ..live.facts import filesystem_of, gather_facts
-from ..live.procfs import machine_cpu, proc_cpu_seconds, schedstat, thread_cpu
-from ..live.sampling import interval_between, observe, start_state
-from ..profiles import load_profile
-from .clients import WorkloadResult, run_workload
+from ...advisor.rules import device_from_profile
+from ...errors import InnoflushError
+from ...live.connect import ReadOnlySession
+from ...live.facts import filesystem_of, gather_facts
+from ...live.procfs import machine_cpu, proc_cpu_seconds, schedstat, thread_cpu
+from ...live.sampling import interval_between, observe, start_state
+from ...profiles import load_profile
+from ..emulation.emulate import Emulation, emulation_result, make_emulation, preload_complaints
+from ..load.clients import WorkloadResult, run_workload
+from ..load.external import command_load
+from ..load.workload import WorkloadSpec, prepare
+from ..reports.report import SCHEMA
+from ..server.for_run import (
+    AdviseThread,
+    advise_summary,
+    connection_params,
+    docker_server_class,
+    loopback,
+    make_server,
+    read_back,
+    server_options,
+    settings_mismatch,
+    status_snapshot,
+)
 from .command_run import command_run_doc, command_workload_doc
-from .emulate import Emulation, emulation_result, make_emulation, preload_complaints
-from .external import command_load
 from .hostprobe import (
     ExtensionWatch,
     files_delta,
@@ -68,7 +82,6 @@ from .predict import (
     predicted_figures,
     sim_config,
 )
-from .report import SCHEMA
 from .run_setup import (
     calibrated_summary,
     calibration_for,
@@ -77,19 +90,6 @@ from .run_setup import (
     make_base_dir,
     run_checked,
 )
-from .servers import (
-    AdviseThread,
-    advise_summary,
-    connection_params,
-    docker_server_class,
-    loopback,
-    make_server,
-    read_back,
-    server_options,
-    settings_mismatch,
-    status_snapshot,
-)
-from .workload import WorkloadSpec, prepare
 
 # how long a predicting advise may simulate after its sampling (its fit and candidates)
 ADVISE_PREDICT_TIMEOUT_S = 600.0
@@ -178,7 +178,7 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
                 emulation: Emulation | None = None, profile=None,
                 advise_predict: bool = False, advise_observe: bool = False) -> Measured:
     """Start a server (emulating a device if asked), drive the workload — the lab's
-    client processes, or with opts.command the user's command (lab/external.py) —, take
+    client processes, or with opts.command the user's command (lab/load/external.py) —, take
     the deltas and the CPU times, stop it. Nothing is predicted here; advise_predict:
     advise, when it runs, predicts too (on `profile`); advise_observe: it measures the
     workload as a predicting advise does, without predicting (the other side of a
@@ -444,7 +444,7 @@ def run_one(opts: LabOptions, plan: RunPlan, workdir: Path, profile, progress,
 # ---- the whole lab ------------------------------------------------------------------------------
 
 def lab_run(opts: LabOptions, progress=None, progress_line=None) -> dict:
-    """Every planned run, then the report dict (see lab/report.py for its keys).
+    """Every planned run, then the report dict (see lab/reports/report.py for its keys).
 
     progress(plan, phase) and progress_line(text) are called for progress messages.
     With opts.emulate the servers run with that device's sync latencies (a preloaded

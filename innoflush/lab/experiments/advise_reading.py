@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from ..errors import InnoflushError
-from ..simulator import Workload
+from ...errors import InnoflushError
+from ...simulator import Workload
 
 NO_PREDICTION = "advise gave no prediction"
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from ..errors import InnoflushError, OptionError, UsageError, option_values
-from ..simulator.flavors import FLUSH_METHODS
-from ..units import parse_size
-from ..values import SEED_MAX
-from .command_spec import WorkloadCommand
-from .local import ServerError, find_binaries, port_in_use
-from .server_root import ServerRoot
-from .workload import KINDS, WorkloadSpec
+from ...errors import InnoflushError, OptionError, UsageError, option_values
+from ...simulator.flavors import FLUSH_METHODS
+from ...units import parse_size
+from ...values import SEED_MAX
+from ..load.command_spec import WorkloadCommand
+from ..load.workload import KINDS, WorkloadSpec
+from ..server.local import ServerError, find_binaries, port_in_use
+from ..server.server_root import ServerRoot
 
 BACKENDS = ("local", "docker")
 
@@ -51,7 +51,7 @@ class LabOptions:
     extra: dict = field(default_factory=dict)
     advise: bool = True
     seed: int = 1
-    emulate: str | None = None        # a device profile to emulate (lab/emulate.py)
+    emulate: str | None = None        # a device profile to emulate (lab/emulation/emulate.py)
     emulate_channels: int = 1         # 1: one cache-flush channel, as the model
     workload_ref: str | None = None   # a workload profile to predict with (lab calibrate)
     preload_rows: int | None = None   # rows loaded before a run (None: the workload's 10,000)

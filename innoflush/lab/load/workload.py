@@ -1,4 +1,4 @@
-"""The lab's workloads: what the client processes (lab/clients.py) run, and the table
+"""The lab's workloads: what the client processes (lab/load/clients.py) run, and the table
 they run it on.
 
 Two workloads, each on a table of its own in database ``innoflush_lab``:
@@ -27,7 +27,7 @@ import string
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from ..errors import InnoflushError, UsageError
+from ...errors import InnoflushError, UsageError
 
 KINDS = ("insert", "oltp")
 DATABASE = "innoflush_lab"
@@ -46,7 +46,7 @@ class WorkloadSpec:
     duration_s: float = 10.0
     warmup_s: float = 0.0                     # run, not measured, before the duration
     # after the warm-up, at most this long until the page cleaner is at work (an
-    # external command only: lab/external.py CommandLoad.settle)
+    # external command only: lab/load/external.py CommandLoad.settle)
     settle_s: float = 0.0
     rows_per_trx: tuple[int, int] = (1, 10)   # insert: rows per transaction, uniform
     updates_per_trx: int = 4                  # oltp: point UPDATEs per transaction

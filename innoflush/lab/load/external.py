@@ -1,6 +1,6 @@
 """The user's own load generator (``--workload-cmd``) run against a lab server.
 
-``CommandLoad`` does for a ``WorkloadCommand`` (lab/command_spec.py) what the lab's
+``CommandLoad`` does for a ``WorkloadCommand`` (lab/load/command_spec.py) what the lab's
 client processes do for its own workload, inside ``run.measure_one``:
 
 1. ``prepare``: on the fresh server, create ``{database}``, write ``{password_file}``
@@ -38,12 +38,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import signals
-from ..live.procfs import process_stats
-from ..live.sampling import estimate_commits
+from ... import signals
+from ...live.procfs import process_stats
+from ...live.sampling import estimate_commits
+from ..experiments.options import LabError
+from ..experiments.predict import async_point
 from .command_spec import WorkloadCommand, seconds_for, substitute
-from .options import LabError
-from .predict import async_point
 from .workload import DATABASE, WorkloadSpec
 
 READY_TIMEOUT_S = 60.0       # from the start to the first commit

@@ -25,7 +25,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ..errors import UsageError
+from ...errors import UsageError
 
 SERVER_NAMES = ("mariadbd", "mysqld")
 # where `make server-roots` keeps the roots it builds (INNOFLUSH_SERVER_ROOTS overrides):

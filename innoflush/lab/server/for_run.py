@@ -18,29 +18,29 @@ import threading
 import time
 from pathlib import Path
 
-from ..advisor.advise import advise
-from ..advisor.request import AdviseRequest
-from ..errors import InnoflushError, OptionError, UsageError
-from ..executor import InProcessExecutor
-from ..live.connect import ReadOnlySession
-from ..live.procfs import threads_runtime_ns
-from ..live.sampling import Snapshot, read_status
-from ..units import parse_size
+from ...advisor.advise import advise
+from ...advisor.request import AdviseRequest
+from ...errors import InnoflushError, OptionError, UsageError
+from ...executor import InProcessExecutor
+from ...live.connect import ReadOnlySession
+from ...live.procfs import threads_runtime_ns
+from ...live.sampling import Snapshot, read_status
+from ...units import parse_size
+from ..experiments.options import LabOptions, RunPlan
 from .backend import LabServer
 from .local import LocalServer, ServerOptions
-from .options import LabOptions, RunPlan
 
 LOOPBACK_ROUND_TRIPS = 500
 
 
 def docker_server_class() -> type:
-    """innoflush.lab.docker_backend.DockerServer, imported only when asked for (see the
+    """innoflush.lab.server.docker_backend.DockerServer, imported only when asked for (see the
     module doc)."""
     try:
         from .docker_backend import DockerServer
     except ImportError as exc:
         raise UsageError(f"--backend docker is not available in this build "
-                         f"(innoflush.lab.docker_backend cannot be imported: {exc}); use "
+                         f"(innoflush.lab.server.docker_backend cannot be imported: {exc}); use "
                          "--backend local") from None
     return DockerServer
 
@@ -178,7 +178,7 @@ def loopback(conn, n: int = LOOPBACK_ROUND_TRIPS, server_pid: int | None = None)
 
 class AdviseThread(threading.Thread):
     """advise() on its own session, during the run: sampling and rules, and with predict
-    (an external workload's run: lab/external.py) its fit and predictions on `profile`
+    (an external workload's run: lab/load/external.py) its fit and predictions on `profile`
     too. connections None: advise measures them. observe: measure the workload as a
     predicting advise does (its processlist sampler, its /proc reads) without
     predicting, so that a run compared with a predicting one carries the same observer.

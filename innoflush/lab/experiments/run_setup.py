@@ -9,15 +9,15 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..errors import InnoflushError, UsageError
-from ..live.facts import filesystem_of
-from ..measure import TestSpec, measure_profile, quick_tests
-from ..measure.facts import PSEUDO_FS
-from ..measure.run import QUICK_DURATION_S
-from ..profiles import load_profile
-from ..simulator.workload_profile import WorkloadProfile, load_workload
+from ...errors import InnoflushError, UsageError
+from ...live.facts import filesystem_of
+from ...measure import TestSpec, measure_profile, quick_tests
+from ...measure.facts import PSEUDO_FS
+from ...measure.run import QUICK_DURATION_S
+from ...profiles import load_profile
+from ...simulator.workload_profile import WorkloadProfile, load_workload
+from ..load.workload import WorkloadError
 from .options import LabError, LabOptions, RunPlan
-from .workload import WorkloadError
 
 # Keyword arguments for innoflush.measure.measure_profile; None: its --quick preset.
 MEASURE_KW: dict | None = None

@@ -2,7 +2,7 @@
 
 A matrix — connections × innodb_flush_method × innodb_flush_log_at_trx_commit — on
 this host's storage (``local``: the device profile from ``--profile``, or measured) and
-on emulated devices (``lab/emulate.py``: the server's syncs delayed to a profile's
+on emulated devices (``lab/emulation/emulate.py``: the server's syncs delayed to a profile's
 latencies, and the predictions for that profile). Every cell is a fresh server under
 the lab's workload (``run.measure_one``), measured beside the model's prediction of the
 same read-back configuration.
@@ -34,20 +34,20 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import InnoflushError, OptionError, UsageError
-from ..executor import InProcessExecutor, SimExecutor
-from ..jsonfile import check_store
-from ..live.facts import filesystem_of
-from ..measure import gather_facts
-from ..profiles import load_profile
-from ..simulator.workload_profile import load_workload, save_workload, workload_dir
+from ...errors import InnoflushError, OptionError, UsageError
+from ...executor import InProcessExecutor, SimExecutor
+from ...jsonfile import check_store
+from ...live.facts import filesystem_of
+from ...measure import gather_facts
+from ...profiles import load_profile
+from ...simulator.workload_profile import load_workload, save_workload, workload_dir
+from ..emulation.emulate import make_emulation
+from ..server.for_run import docker_server_class
 from .calibrate import calibration_plans, calibration_profile
-from .emulate import make_emulation
 from .options import LabError, LabOptions, RunPlan
 from .predict import compare, predict, predicted_figures, sim_config
 from .run import measure_one
 from .run_setup import calibration_for, load_or_measure, make_base_dir, run_checked
-from .servers import docker_server_class
 
 SCHEMA = "innoflush.lab-validate/1"
 LOCAL = "local"

@@ -15,13 +15,13 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from ..advisor.fit import config_from_facts
-from ..advisor.measured import workload_from_observed
-from ..advisor.predict import async_point_bytes
-from ..errors import InnoflushError
-from ..live.pages import page_counts, page_reentry
-from ..simulator import ServerStart, Workload, simulate
-from .clients import WorkloadResult
+from ...advisor.fit import config_from_facts
+from ...advisor.measured import workload_from_observed
+from ...advisor.predict import async_point_bytes
+from ...errors import InnoflushError
+from ...live.pages import page_counts, page_reentry
+from ...simulator import ServerStart, Workload, simulate
+from ..load.clients import WorkloadResult
 from .hostprobe import storage_completion_cores
 from .options import LabError
 

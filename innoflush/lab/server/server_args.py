@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import OptionError
+from ...errors import OptionError
 
 # the options the lab sets for every server, and why a run cannot take another value
 _FILES = "in the run's work directory, removed with it"

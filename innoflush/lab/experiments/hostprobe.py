@@ -10,7 +10,7 @@ import os
 import threading
 from pathlib import Path
 
-from ..measure.facts import completion_cores, gather_facts
+from ...measure.facts import completion_cores, gather_facts
 
 
 def split_server_cpu(total_s: float | None, before_clients: dict, at_start: dict,

@@ -1,7 +1,7 @@
 """A user's own load generator as the lab's workload (``--workload-cmd``): what it is
 (``WorkloadCommand``: a name, the command, the command that prepares a fresh server),
 how it is given on the command line (``[NAME=]CMD``), and how its placeholders become
-the lab server's connection (``substitute``). lab/external.py runs it.
+the lab server's connection (``substitute``). lab/load/external.py runs it.
 
 Placeholders, ``{name}`` in the command's text (``PLACEHOLDERS``):
 
@@ -30,7 +30,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from ..errors import OptionError, UsageError
+from ...errors import OptionError, UsageError
 
 PLACEHOLDERS = ("host", "port", "socket", "user", "password_file", "threads", "seconds",
                 "database")

@@ -56,25 +56,25 @@ from pathlib import Path
 import numpy as np
 from tabulate import tabulate
 
-from .. import __version__
-from ..errors import InnoflushError, OptionError
-from ..jsonfile import check_store
-from ..live.facts import filesystem_of
-from ..live.pages import page_counts, page_reentry
-from ..measure.probe import sync_call_cpu_us
-from ..outfile import OutputFailed, attempt
-from ..profiles import load_profile
-from ..profiles.model import NAME_RE
-from ..simulator import Workload
-from ..simulator.flavors import get_flavor
-from ..simulator.redo import LOG_WRITE_MAX_SIZE
-from ..simulator.workload_profile import WorkloadProfile, save_workload, workload_dir
-from .emulate import make_emulation
+from ... import __version__
+from ...errors import InnoflushError, OptionError
+from ...jsonfile import check_store
+from ...live.facts import filesystem_of
+from ...live.pages import page_counts, page_reentry
+from ...measure.probe import sync_call_cpu_us
+from ...outfile import OutputFailed, attempt
+from ...profiles import load_profile
+from ...profiles.model import NAME_RE
+from ...simulator import Workload
+from ...simulator.flavors import get_flavor
+from ...simulator.redo import LOG_WRITE_MAX_SIZE
+from ...simulator.workload_profile import WorkloadProfile, save_workload, workload_dir
+from ..emulation.emulate import make_emulation
+from ..reports.report import num
+from ..server.for_run import docker_server_class
 from .options import LabOptions, RunPlan
-from .report import num
 from .run import measure_one
 from .run_setup import load_or_measure, make_base_dir, run_checked
-from .servers import docker_server_class
 
 SCHEMA = "innoflush.lab-calibrate/1"
 RESERVED_NAMES = ("insert", "oltp")   # the load generator's workloads (--workload)
@@ -269,7 +269,7 @@ def lab_calibrate(opts: LabOptions, save: str | None = None, force: bool = False
                   title: str | None = None, progress=None, progress_line=None) -> dict:
     """Calibration runs, the workload profile, and (with save) the profile saved.
 
-    Returns the report dict (keys: the module's SCHEMA, see lab/report.py)."""
+    Returns the report dict (keys: the module's SCHEMA, see lab/reports/report.py)."""
     opts.validate()
     opts = replace(opts, trx_commits=[0], watch_extensions=True, advise=False)
     if save is not None:

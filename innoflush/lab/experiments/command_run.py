@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..server.for_run import advise_summary
 from .advise_reading import (
     advise_fit,
     candidate_prediction,
@@ -24,7 +25,6 @@ from .advise_reading import (
     profile_as_seen,
 )
 from .predict import COMPARED, compare, model_notes, predict, predicted_figures, sim_config
-from .servers import advise_summary
 
 
 def no_prediction(reason: str) -> dict:
@@ -48,7 +48,7 @@ def command_advise(m) -> tuple[dict, dict]:
 
 
 def command_run_doc(opts, plan, m, workdir: Path, profile) -> dict:
-    """The run's report object (lab/report.py's keys, with ``workload_command``)."""
+    """The run's report object (lab/reports/report.py's keys, with ``workload_command``)."""
     cores = os.cpu_count() or 1
     config, cfg_notes = sim_config(m.facts, cores, workdir.parent)
     derived, lines = m.derive()

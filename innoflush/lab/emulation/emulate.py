@@ -30,14 +30,14 @@ from pathlib import Path
 
 import simpy
 
-from ..errors import InnoflushError
-from ..measure import TestSpec, measure_profile
-from ..outfile import write_output
-from ..profiles import DeviceProfile, load_profile
-from ..profiles.store import user_home
-from ..simulator.device import Device
-from ..stats import MEAN_ONLY_SIGMA, SHAPE_MEAN_ONLY, LatencySummary
-from .options import LabError
+from ...errors import InnoflushError
+from ...measure import TestSpec, measure_profile
+from ...outfile import write_output
+from ...profiles import DeviceProfile, load_profile
+from ...profiles.store import user_home
+from ...simulator.device import Device
+from ...stats import MEAN_ONLY_SIGMA, SHAPE_MEAN_ONLY, LatencySummary
+from ..experiments.options import LabError
 
 LIB_NAME = "libinnoflush_emulate"
 # probabilities at which a mean-only (lognormal) distribution is tabulated for the library
@@ -49,7 +49,7 @@ class EmulationError(InnoflushError):
 
 
 def _source() -> bytes:
-    return (resources.files("innoflush.lab") / "csrc" / "emulate.c").read_bytes()
+    return (resources.files("innoflush.lab.emulation") / "csrc" / "emulate.c").read_bytes()
 
 
 def library_path(cache_dir: Path | None = None) -> Path:
@@ -290,7 +290,7 @@ def host_check(profile: DeviceProfile, host: DeviceProfile, host_source: str) ->
 
 @dataclass
 class Emulation:
-    """A device emulated for the lab's servers (lab/emulate.py): the profile whose sync
+    """A device emulated for the lab's servers (lab/emulation/emulate.py): the profile whose sync
     latencies a preloaded library imposes on the server, the built library, and whether
     this host's storage is fast enough for it (``emulate.host_check``)."""
 

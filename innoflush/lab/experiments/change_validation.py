@@ -7,7 +7,7 @@ named workload (``--workload-cmd``) × connection count × change (``--changes``
 - a **before** run: a fresh server at the before settings (innodb_flush_log_at_trx_commit=1,
   O_DIRECT, the binary log off — on with sync_binlog=1 for the sync-binlog change) under
   the command, with ``advise`` measuring it during the window and pricing its candidate
-  changes on the device's profile (``run.measure_one``, lab/external.py); its fit and
+  changes on the device's profile (``run.measure_one``, lab/load/external.py); its fit and
   predictions wait until the window has closed;
 - an **after** run: a fresh server with the change made (trx_commit=2;
   O_DIRECT_NO_FSYNC — only on a device whose profile says its cache is non-volatile,
@@ -23,7 +23,7 @@ prediction is within ×/÷ ``FACTOR`` of the measured ratio; whether its directi
 right (down / flat within ±3 % / up, as lab validate classes them); the data fsyncs/s
 after the change, predicted beside measured; and the simulator at the before settings
 on the workload advise fitted, beside the measured before TPS. ``summarize`` (pure)
-totals them per device and overall. lab/change_report.py renders the report.
+totals them per device and overall. lab/reports/change_report.py renders the report.
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..advisor.rules import device_from_profile
-from ..errors import OptionError, UsageError
-from ..live.facts import filesystem_of
+from ...advisor.rules import device_from_profile
+from ...errors import OptionError, UsageError
+from ...live.facts import filesystem_of
+from ..load.command_spec import WorkloadCommand
 from .advise_reading import (
     advise_fit,
     candidate_prediction,
@@ -46,7 +47,6 @@ from .advise_reading import (
     profile_as_seen,
 )
 from .change_judging import FACTOR, classify, judge
-from .command_spec import WorkloadCommand
 from .options import LabError, LabOptions, RunPlan
 from .predict import error_pct, predict, sim_config
 from .repeatability import (
@@ -199,7 +199,7 @@ def cell_result(change: Change, before: dict, after: dict, advise_report: dict |
     it did not finish: advise_error says why), simulated_before_tps the simulator at the
     before settings on advise's fitted workload; replicates: with ``--replicates``, each
     replicate's figures (``ratio`` among them), before/after then being their means —
-    the verdicts are judged against their spread (lab/change_judging.py)."""
+    the verdicts are judged against their spread (lab/experiments/change_judging.py)."""
     fit = advise_fit(advise_report, advise_error)
     cand = find_candidate(advise_report, change.setting, change.after, change.sim_field,
                           change.sim_after)
@@ -535,10 +535,10 @@ def lab_change_validate(vopts: ChangeValidateOptions, progress=None,
 
 def build_report(vopts: ChangeValidateOptions, *, date: str, wall_s: float, server: dict,
                  host: dict, storage: dict, devices: list[dict], warnings: list[str]) -> dict:
-    """The report (lab/change_report.py's keys) of the devices' cells and summaries."""
+    """The report (lab/reports/change_report.py's keys) of the devices' cells and summaries."""
     o = vopts.lab
     every = [c for d in devices for c in d.get("cells", [])]
-    # the host's own noise, from runs of identical settings (lab/repeatability.py): a
+    # the host's own noise, from runs of identical settings (lab/experiments/repeatability.py): a
     # change's direction is judged where it is larger than the run's 90th percentile
     # (and than the cell's own replicates' spread)
     rep = repeatability(repeat_pairs(devices), FACTOR)

@@ -227,7 +227,7 @@ class DockerServer:
         self.pull = pull
         self.environment = dict(environment or {})   # more of the image's variables
         # more bind mounts, {host path: {"bind": container path, "mode": "ro"|"rw"}}
-        # (the device emulation's library and log directory, lab/emulate.py)
+        # (the device emulation's library and log directory, lab/emulation/emulate.py)
         self.volumes = dict(volumes or {})
         # the container's user: the caller's uid:gid unless root (see the module's doc)
         self.user = user if user is not None else (

@@ -1,5 +1,5 @@
 """The lab's load generator: N client processes committing the workload's transactions
-(lab/workload.py), and what they measured.
+(lab/load/workload.py), and what they measured.
 
 Each connection is its own **process** (multiprocessing: fork on Linux, so a caller's
 script needs no ``if __name__ == "__main__"`` guard; spawn elsewhere) with its own PyMySQL
@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pymysql
 
-from .. import signals
+from ... import signals
 from .workload import WorkloadError, WorkloadSpec, transactions
 
 # MySQL error codes a transaction is retried on (rolled back, replaced by a new one)

@@ -1,0 +1,1 @@
+"""The lab's reports: text tables, JSON and the Markdown validation reports."""
