@@ -102,9 +102,10 @@ def test_advise_only_reads(mariadb_server):
     conn = pymysql.connect(host="127.0.0.1", port=mariadb_server.port, user="root",
                            password="", autocommit=None)
     from innoflush.advisor.advise import advise as run_advice
+    from innoflush.advisor.request import AdviseRequest
     s = ReadOnlySession(conn)
-    rep = run_advice(s, conn_public={"target": "t", "user": "root"}, is_local=True,
-                     interval_s=1.0)
+    rep = run_advice(s, AdviseRequest(interval_s=1.0), conn_public={"target": "t",
+                     "user": "root"}, is_local=True)
     s.close()
     assert rep["observed"] is not None
     assert s.statements and all(q.split()[0].upper() in ("SELECT", "SHOW")
