@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...measure.facts import completion_cores, gather_facts
@@ -142,4 +143,88 @@ class ExtensionWatch(threading.Thread):
 
 
 __all__ = ["ExtensionWatch", "files_delta", "innodb_files", "machine_usage",
-           "runq_wait_delta_s", "split_server_cpu", "storage_completion_cores"]
+           "runq_wait_delta_s", "split_server_cpu", "storage_completion_cores",
+           "RunAccounts", "run_accounts"]
+
+
+@dataclass
+class RunAccounts:
+    """What a run's host readings add up to, and the notes they call for."""
+
+    server_cpu_s: float | None
+    split: dict | None
+    files: dict | None
+    runq: dict
+    usage: dict | None
+    client: dict                 # the load's result as the report holds it
+    notes: list[str]
+
+
+def run_accounts(snaps: dict, threads_pre: dict, wr, cores: int, mismatch: list[str],
+                 observed, emu: dict | None) -> RunAccounts:
+    """The server's CPU over the window and its split by thread, the files written, the
+    run queue's waits and the machine's use, from the readings taken at the window's ends
+    (snaps: cpu0/1, threads0/1, sched0/1, mach0/1, files0/1); and what in them, in the
+    load's result (wr), the settings (mismatch), the counters (observed) or the emulation
+    (emu) a reader of the run must know."""
+    notes: list[str] = []
+    server_cpu_s = None
+    if snaps.get("cpu0") is not None and snaps.get("cpu1") is not None:
+        server_cpu_s = round(snaps["cpu1"] - snaps["cpu0"], 3)
+    else:
+        notes.append("the server's CPU time was not readable (/proc/PID/stat): the model's "
+                     "server CPU per transaction is its default")
+    split = split_server_cpu(server_cpu_s, threads_pre, snaps.get("threads0") or {},
+                             snaps.get("threads1") or {})
+    files = files_delta(snaps.get("files0"), snaps.get("files1"))
+    client = wr.to_dict()
+    ccpu = client["client_cpu"]
+    server_wait = runq_wait_delta_s(snaps.get("sched0") or {}, snaps.get("sched1") or {})
+    runq = {"server_us_per_trx": (round(server_wait * 1e6 / wr.commits, 2)
+                                  if server_wait is not None and wr.commits else None),
+            "clients_us_per_trx": ccpu.get("runq_wait_us_per_trx")}
+    waited = (runq["server_us_per_trx"] or 0.0) + (runq["clients_us_per_trx"] or 0.0)
+    trx_mean_us = (client["trx_latency_ms"]["mean"] or 0.0) * 1e3
+    if trx_mean_us and waited >= 0.2 * trx_mean_us:
+        notes.append(f"threads waited {waited:,.0f} µs per transaction for a CPU (run queue: "
+                     f"server {runq['server_us_per_trx'] or 0:,.0f}, clients "
+                     f"{runq['clients_us_per_trx'] or 0:,.0f}), {waited / trx_mean_us:.0%} of "
+                     "the mean transaction time: the model's cores are FIFO pools of "
+                     "statement slices that never idle while a thread waits in them, so it "
+                     "misses part of these waits")
+    usage = machine_usage(snaps.get("mach0"), snaps.get("mach1"), server_cpu_s, ccpu["cpu_s"])
+    machine = usage["busy"] if usage else None
+    if wr.errors:
+        notes.append(f"{wr.errors} transaction(s) failed (counted, not in the commits): "
+                     + "; ".join(client["error_messages"][:2]))
+    if wr.retries:
+        notes.append(f"{wr.retries} transaction(s) rolled back on deadlock/lock wait and "
+                     "replaced")
+    if ccpu["bottleneck"]:
+        notes.append("the load generator may have been the bottleneck: "
+                     + "; ".join(ccpu["bottleneck_reasons"]))
+    if machine is not None and machine >= 0.9:
+        share = ccpu["share_of_machine"]
+        notes.append(f"the machine's CPU was saturated ({machine:.0%} busy over {cores} "
+                     f"core(s); the clients took {share:.0%} of it): clients and server "
+                     "competed for the CPU")
+    if usage and usage["other"] is not None and usage["other"] >= 0.1:
+        notes.append(f"other load on this machine: {usage['other']:.0%} of its CPU was busy "
+                     "outside the server and the clients (other processes, interrupts, "
+                     "kernel threads); the model assumed all cores free")
+    if usage and usage["steal"] >= 0.05:
+        notes.append(f"the hypervisor took {usage['steal']:.0%} of the CPU time (steal): "
+                     "the cores were not all ours")
+    if mismatch:
+        notes.append("the server did not run with the requested settings: "
+                     + "; ".join(mismatch) + " (the prediction uses what it ran with)")
+    if observed.commits and abs(observed.commits - wr.commits) > max(2, 0.01 * wr.commits):
+        notes.append(f"server-side commits ({observed.commits:,}, {observed.commits_source}) "
+                     f"differ from the client's ({wr.commits:,})")
+    if emu and emu["host_slower_calls"] and emu["delayed_calls"] and \
+            emu["host_slower_calls"] >= 0.1 * emu["delayed_calls"]:
+        notes.append(f"{emu['host_slower_calls']:,} of the server's "
+                     f"{emu['delayed_calls']:,} syncs took longer on this host than the "
+                     "emulated draw: the emulated device was slower than its profile")
+    return RunAccounts(server_cpu_s=server_cpu_s, split=split, files=files, runq=runq,
+                       usage=usage, client=client, notes=notes)

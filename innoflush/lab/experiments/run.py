@@ -66,11 +66,8 @@ from ..server.for_run import (
 from .command_run import command_run_doc, command_workload_doc
 from .hostprobe import (
     ExtensionWatch,
-    files_delta,
     innodb_files,
-    machine_usage,
-    runq_wait_delta_s,
-    split_server_cpu,
+    run_accounts,
 )
 from .options import LabError, LabOptions, RunPlan, plan_runs
 from .predict import (
@@ -276,8 +273,7 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
                 watch.join(timeout=5)
             if load is not None:
                 load.stop()
-        b, cpu1, threads1 = snaps["b"], snaps["cpu1"], snaps["threads1"]
-        sched1, mach1, files1 = snaps["sched1"], snaps["mach1"], snaps["files1"]
+        b = snaps["b"]
         if advisor is not None:
             advisor.join(timeout=max(5.0, spec.duration_s))
         iv = interval_between(0, snaps["a"], b)
@@ -306,65 +302,10 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
         emu = emulation_result(emu_log, opts.backend, pid,
                                iv.deltas.get("Innodb_data_fsyncs"), complaints)
 
-    notes: list[str] = []
-    server_cpu_s = None
-    if snaps.get("cpu0") is not None and cpu1 is not None:
-        server_cpu_s = round(cpu1 - snaps["cpu0"], 3)
-    else:
-        notes.append("the server's CPU time was not readable (/proc/PID/stat): the model's "
-                     "server CPU per transaction is its default")
-    split = split_server_cpu(server_cpu_s, threads_pre, snaps.get("threads0") or {},
-                             threads1)
-    files = files_delta(snaps.get("files0"), files1)
-    client = wr.to_dict()
-    ccpu = client["client_cpu"]
-    server_wait = runq_wait_delta_s(snaps.get("sched0") or {}, sched1)
-    runq = {"server_us_per_trx": (round(server_wait * 1e6 / wr.commits, 2)
-                                  if server_wait is not None and wr.commits else None),
-            "clients_us_per_trx": ccpu.get("runq_wait_us_per_trx")}
-    waited = (runq["server_us_per_trx"] or 0.0) + (runq["clients_us_per_trx"] or 0.0)
-    trx_mean_us = (client["trx_latency_ms"]["mean"] or 0.0) * 1e3
-    if trx_mean_us and waited >= 0.2 * trx_mean_us:
-        notes.append(f"threads waited {waited:,.0f} µs per transaction for a CPU (run queue: "
-                     f"server {runq['server_us_per_trx'] or 0:,.0f}, clients "
-                     f"{runq['clients_us_per_trx'] or 0:,.0f}), {waited / trx_mean_us:.0%} of "
-                     "the mean transaction time: the model's cores are FIFO pools of "
-                     "statement slices that never idle while a thread waits in them, so it "
-                     "misses part of these waits")
-    usage = machine_usage(snaps.get("mach0"), mach1, server_cpu_s, ccpu["cpu_s"])
-    machine = usage["busy"] if usage else None
-    if wr.errors:
-        notes.append(f"{wr.errors} transaction(s) failed (counted, not in the commits): "
-                     + "; ".join(client["error_messages"][:2]))
-    if wr.retries:
-        notes.append(f"{wr.retries} transaction(s) rolled back on deadlock/lock wait and "
-                     "replaced")
-    if ccpu["bottleneck"]:
-        notes.append("the load generator may have been the bottleneck: "
-                     + "; ".join(ccpu["bottleneck_reasons"]))
-    if machine is not None and machine >= 0.9:
-        share = ccpu["share_of_machine"]
-        notes.append(f"the machine's CPU was saturated ({machine:.0%} busy over {cores} "
-                     f"core(s); the clients took {share:.0%} of it): clients and server "
-                     "competed for the CPU")
-    if usage and usage["other"] is not None and usage["other"] >= 0.1:
-        notes.append(f"other load on this machine: {usage['other']:.0%} of its CPU was busy "
-                     "outside the server and the clients (other processes, interrupts, "
-                     "kernel threads); the model assumed all cores free")
-    if usage and usage["steal"] >= 0.05:
-        notes.append(f"the hypervisor took {usage['steal']:.0%} of the CPU time (steal): "
-                     "the cores were not all ours")
-    if mismatch:
-        notes.append("the server did not run with the requested settings: "
-                     + "; ".join(mismatch) + " (the prediction uses what it ran with)")
-    if observed.commits and abs(observed.commits - wr.commits) > max(2, 0.01 * wr.commits):
-        notes.append(f"server-side commits ({observed.commits:,}, {observed.commits_source}) "
-                     f"differ from the client's ({wr.commits:,})")
-    if emu and emu["host_slower_calls"] and emu["delayed_calls"] and \
-            emu["host_slower_calls"] >= 0.1 * emu["delayed_calls"]:
-        notes.append(f"{emu['host_slower_calls']:,} of the server's "
-                     f"{emu['delayed_calls']:,} syncs took longer on this host than the "
-                     "emulated draw: the emulated device was slower than its profile")
+    acc = run_accounts(snaps, threads_pre, wr, cores, mismatch, observed, emu)
+    server_cpu_s, split, files, runq, usage, notes = (acc.server_cpu_s, acc.split, acc.files,
+                                                      acc.runq, acc.usage, acc.notes)
+    client = acc.client
     if wr.commits == 0:
         raise LabError(f"run {plan.index}/{plan.total} ({plan.label}): the workload "
                        "committed no transaction"
