@@ -33,7 +33,8 @@ from test_advisor_safety_server import sql
 from innoflush.advisor.rules import Context, DeviceFacts, evaluate
 from innoflush.lab.server.ctrl_c import StartInterrupts
 from innoflush.lab.server.local import ServerOptions
-from innoflush.live.connect import ConnectionOptions, connect
+from innoflush.live.client_options import ConnectionOptions
+from innoflush.live.connect import connect
 from innoflush.live.facts import VARIABLES, gather_facts
 from innoflush.live.sampling import Snapshot, interval_between, observe, read_status
 

@@ -17,7 +17,8 @@ from click.testing import CliRunner
 
 from innoflush.commands.root import main
 from innoflush.lab.server.local import ServerOptions
-from innoflush.live.connect import connect, resolve_options
+from innoflush.live.client_options import resolve_options
+from innoflush.live.connect import connect
 
 ROOT_ENV = {"MYSQL_PWD": "", "HOME": "/nonexistent"}
 X509_USER = "advisor_x509"

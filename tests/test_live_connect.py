@@ -5,16 +5,13 @@ from __future__ import annotations
 import pytest
 
 from innoflush.errors import UsageError
-from innoflush.live.connect import (
+from innoflush.live.client_options import (
     ConnectionOptions,
-    ReadOnlySession,
-    WriteRefused,
-    check_read_only,
-    connect_error,
     read_option_file,
     resolve_options,
     scrub,
 )
+from innoflush.live.connect import ReadOnlySession, WriteRefused, check_read_only, connect_error
 
 SECRET = "pa55-w0rd-n3ver-shown"
 
@@ -164,7 +161,7 @@ def test_scrub():
 def test_localhost_means_the_local_socket(tmp_path, monkeypatch):
     import socket
 
-    from innoflush.live import connect as connect_mod
+    from innoflush.live import client_options as connect_mod
 
     path = str(tmp_path / "mysqld.sock")
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -11,7 +11,7 @@ import pytest
 
 from innoflush.advisor.report import _connection_line
 from innoflush.errors import UsageError
-from innoflush.live.connect import ConnectionOptions, resolve_options
+from innoflush.live.client_options import ConnectionOptions, resolve_options
 from innoflush.live.mylogin import decode_login_file, fold_key, login_file_path
 from innoflush.live.tls import normalise_ssl_mode, pymysql_tls_kwargs, tls_context
 

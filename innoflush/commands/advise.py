@@ -7,7 +7,8 @@ import sys
 import click
 
 from ..errors import InnoflushError, OptionError
-from ..live.connect import connect, resolve_options, server_error
+from ..live.client_options import resolve_options
+from ..live.connect import connect, server_error
 from ..outfile import attempt
 from ..output.charts.output import check_targets, emit
 from .option_types import SEED, chart_options

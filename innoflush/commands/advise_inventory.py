@@ -10,7 +10,7 @@ from ..errors import OptionError
 from ..fleet.inventory import load_inventory
 from ..fleet.run import FleetSettings, advise_fleet
 from ..fleet.table import fleet_exit, json_line, render_table, summary
-from ..live.connect import resolve_options
+from ..live.client_options import resolve_options
 
 # Options of a lone advise that make no sense for a fleet: the inventory gives each
 # host's address; --measure probes this host's disk; the one-report outputs.

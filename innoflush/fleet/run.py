@@ -33,15 +33,8 @@ from typing import Any
 from ..advisor.advise import advise
 from ..advisor.request import AdviseRequest
 from ..errors import InnoflushError, OptionError
-from ..live.connect import (
-    ConnectError,
-    ConnectionOptions,
-    ReadOnlySession,
-    connect,
-    resolve_options,
-    scrub,
-    server_error,
-)
+from ..live.client_options import ConnectionOptions, resolve_options, scrub
+from ..live.connect import ConnectError, ReadOnlySession, connect, server_error
 from .inventory import Host
 
 DEFAULT_CONCURRENCY = 8
