@@ -180,7 +180,7 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
     with option_values():   # the settings are the options': --trx-commit 5, ...
         request.flush_methods = parse_list(flush_method)
         request.trx_commits = parse_list(trx_commit, int)
-        request.sync_binlogs = parse_list(sync_binlog, int)
+        request.sync_binlogs = parse_list(sync_binlog, int) if log_bin else [0]
         request.connections = parse_list(connections, int)
     combos = (len(request.flush_methods) * len(request.trx_commits)
               * len(request.sync_binlogs if log_bin else [0]) * len(request.connections))
