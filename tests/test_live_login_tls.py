@@ -9,11 +9,11 @@ import ssl
 
 import pytest
 
-from innoflush.advisor.report import _connection_line
 from innoflush.errors import UsageError
 from innoflush.live.client_options import ConnectionOptions, resolve_options
 from innoflush.live.mylogin import decode_login_file, fold_key, login_file_path
 from innoflush.live.tls import normalise_ssl_mode, pymysql_tls_kwargs, tls_context
+from innoflush.output.advise_text import _connection_line
 
 SECRET = "l0gin-path-pw-never-shown"
 

@@ -629,7 +629,7 @@ def test_the_hand_off_probe_survives_a_report_round_trip():
 
 
 def test_the_text_report_shows_the_hand_off_probe():
-    from innoflush.advisor.report import _workload_text
+    from innoflush.output.advise_text import _workload_text
     w = {"seconds": 7.0, "commits": 2100, "commits_per_s": 300.0,
          "handoff": _handoff(80.0, 32.0)}
     row = [ln for ln in _workload_text(w) if "hand-off" in ln]

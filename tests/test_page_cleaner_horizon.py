@@ -10,7 +10,7 @@ from simprofiles import consumer_ssd
 
 from innoflush.advisor.fit import Fit
 from innoflush.advisor.predict import Predictor, page_cleaner_horizon, settled_start
-from innoflush.advisor.report import _horizon_text
+from innoflush.output.advise_text import _horizon_text
 from innoflush.simulator import ServerConfig, ServerStart, Workload
 from innoflush.simulator.flavors import get_flavor
 from innoflush.simulator.redo import capacity_points

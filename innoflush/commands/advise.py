@@ -165,8 +165,9 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
     import pymysql
 
     from ..advisor.advise import advise
-    from ..advisor.report import render_text, to_json
+    from ..advisor.report import to_json
     from ..advisor.request import AdviseRequest
+    from ..output.advise_text import render_text
     from ..profiles import load_profile
 
     request = AdviseRequest(interval_s=interval, samples=samples, measure=measure,

@@ -8,10 +8,11 @@ import sys
 import click
 from click.core import ParameterSource
 
-from ..advisor.report import render_text, to_json
+from ..advisor.report import to_json
 from ..advisor.request import AdviseRequest
 from ..errors import InnoflushError, OptionError
 from ..outfile import attempt
+from ..output.advise_text import render_text
 from ..output.charts.output import emit
 
 # Options that only mean something against a live server.

@@ -161,7 +161,7 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
         from ..output.prom import measure_metrics, write_prom
 
         attempt(failures, lambda: write_prom(prom_path, measure_metrics(result)))
-    from ..measure.report import render
+    from ..output.measure_text import render
     attempt(failures, lambda: emit("measure", result.to_dict(), html_file, png_dir,
                                    render(result)))
     if as_json:

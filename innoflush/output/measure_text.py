@@ -1,18 +1,19 @@
-"""The human-readable report of a measurement: device facts, latency table, PLP verdict."""
+"""`innoflush measure`'s text report: device facts, latency table, PLP verdict (the
+measurement itself: innoflush/measure/result.py)."""
 
 from __future__ import annotations
 
 from tabulate import tabulate
 
 from ..bars import log_bar
-from ..units import format_size, format_us_cell
-from .result import (
+from ..measure.result import (
     TAIL_MIN_COUNT,
     TAIL_SAMPLES,
     MeasureResult,
     TestResult,
     unbacked_quantiles,
 )
+from ..units import format_size, format_us_cell
 
 _HEADERS = ["op", "size", "mode", "jobs", "call", "count", "ops/s", "mean µs", "p50 µs",
             "p90 µs", "p99 µs", "p99.9 µs", "max µs"]
