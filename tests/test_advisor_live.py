@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from innoflush.commands.root import main
 from innoflush.lab.server.local import ServerOptions, free_port
 from innoflush.live.connect import ReadOnlySession
-from innoflush.live.sampling import combine, observe, sample
+from innoflush.live.observed import observe
+from innoflush.live.sampling import combine, sample
 
 pytestmark = pytest.mark.server
 

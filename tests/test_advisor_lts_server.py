@@ -36,7 +36,8 @@ from innoflush.lab.server.local import ServerOptions
 from innoflush.live.client_options import ConnectionOptions
 from innoflush.live.connect import connect
 from innoflush.live.facts import VARIABLES, gather_facts
-from innoflush.live.sampling import Snapshot, interval_between, observe, read_status
+from innoflush.live.observed import observe
+from innoflush.live.sampling import Snapshot, interval_between, read_status
 
 pytestmark = pytest.mark.server
 

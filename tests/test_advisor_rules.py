@@ -20,7 +20,8 @@ from innoflush.live.facts import (
     facts_from_variables,
     sim_flavor_for,
 )
-from innoflush.live.sampling import Snapshot, interval_between, observe
+from innoflush.live.observed import observe
+from innoflush.live.sampling import Snapshot, interval_between
 
 VOLATILE = DeviceFacts(name="consumer", title="Consumer NVMe", source="profile",
                        klass="consumer NVMe", plp="no", verdict="volatile-cache",

@@ -19,8 +19,9 @@ from test_advisor_rules import PLP, VOLATILE  # the rules tests' devices
 from innoflush.advisor.device import reconcile_with_sys
 from innoflush.advisor.rules import Context, evaluate
 from innoflush.live.facts import facts_from_variables
+from innoflush.live.observed import observe
 from innoflush.live.replication import channel_from_row
-from innoflush.live.sampling import Snapshot, interval_between, observe, sample
+from innoflush.live.sampling import Snapshot, interval_between, sample
 
 
 def build(fx: dict, device=None, durability="strict", datadir_fs=None, replica=None,

@@ -9,7 +9,7 @@ import pytest
 from simprofiles import plp_ssd
 
 from innoflush.advisor.measured import commit_sleeps
-from innoflush.live.sampling import Observed
+from innoflush.live.observed import Observed
 from innoflush.simulator import ServerConfig, Workload, simulate
 from innoflush.simulator.config import commit_sleep_share
 

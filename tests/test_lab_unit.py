@@ -28,8 +28,9 @@ from innoflush.lab.load.clients import ClientRun, WorkloadResult, client_cpu_sum
 from innoflush.lab.load.workload import WorkloadSpec, schema_sql
 from innoflush.lab.reports.report import SCHEMA, num, pct, render_text, to_json
 from innoflush.lab.server.for_run import settings_mismatch
+from innoflush.live.observed import observe
 from innoflush.live.procfs import machine_cpu, proc_cpu_seconds
-from innoflush.live.sampling import Snapshot, interval_between, observe
+from innoflush.live.sampling import Snapshot, interval_between
 
 # ---- workload derivation ---------------------------------------------------------------
 

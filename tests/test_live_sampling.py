@@ -5,15 +5,8 @@ from __future__ import annotations
 import pytest
 
 from innoflush.errors import UsageError
-from innoflush.live.sampling import (
-    SamplingError,
-    Snapshot,
-    combine,
-    estimate_commits,
-    interval_between,
-    observe,
-    sample,
-)
+from innoflush.live.observed import estimate_commits, observe
+from innoflush.live.sampling import SamplingError, Snapshot, combine, interval_between, sample
 
 BASE = {"Uptime": 1000, "Uptime_since_flush_status": 1000, "Com_insert": 500,
         "Innodb_data_fsyncs": 900, "Innodb_log_writes": 880, "Innodb_os_log_written": 10**6,

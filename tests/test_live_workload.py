@@ -28,8 +28,9 @@ from innoflush.live.activity import (
     summarize,
 )
 from innoflush.live.facts import facts_from_variables
+from innoflush.live.observed import observe
 from innoflush.live.procfs import local_server_pid
-from innoflush.live.sampling import Interval, observe
+from innoflush.live.sampling import Interval
 from innoflush.live.workload import Input, WorkloadEvidence, evidence
 from innoflush.simulator import Workload
 

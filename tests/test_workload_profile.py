@@ -128,7 +128,8 @@ def test_simulate_uses_the_calibration_at_each_connection_count(home):
 def test_advise_uses_the_calibration_at_the_connection_count(load_fixture):
     from innoflush.advisor.fit import workload_from_profile
     from innoflush.live.facts import facts_from_variables
-    from innoflush.live.sampling import Snapshot, interval_between, observe
+    from innoflush.live.observed import observe
+    from innoflush.live.sampling import Snapshot, interval_between
     from innoflush.profiles import load_profile
 
     fx = load_fixture("mariadb-10.11")

@@ -13,7 +13,8 @@ from ..live.facts import (
     local_datadir,
     same_filesystem,
 )
-from ..live.sampling import POLLED, combine, interval_between, observe
+from ..live.observed import observe
+from ..live.sampling import POLLED, combine, interval_between
 from ..live.workload import evidence as workload_evidence
 from ..live.workload import measure_handoff_cost, measure_workload, redo_syncs_known
 from .candidates import candidate_changes, mark_advised

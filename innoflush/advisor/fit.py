@@ -19,7 +19,8 @@ import time
 from dataclasses import dataclass, field, replace
 
 from ..live.facts import ServerFacts
-from ..live.sampling import Observed, start_state
+from ..live.observed import Observed
+from ..live.sampling import start_state
 from ..live.workload import Input, WorkloadEvidence
 from ..measure.facts import completion_cores, gather_facts
 from ..simulator import ServerConfig, ServerStart, Workload, simulate

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..live.observed import Observed
 from ..live.pages import new_page_dblwr_share, page_counts, page_reentry
-from ..live.sampling import Observed
 from ..live.workload import WorkloadEvidence
 from ..simulator import Workload
 from ..simulator.flavors import PAGE_BYTES

@@ -31,6 +31,7 @@ from . import perfschema
 from .activity import PERIOD_S, Activity, ActivitySampler, sampling_period
 from .facts import ServerFacts
 from .handoff import measure_handoff
+from .observed import estimate_commits
 from .peers import client_processes
 from .procfs import (
     local_server_pid,
@@ -41,7 +42,7 @@ from .procfs import (
     redo_o_direct,
     thread_cpu,
 )
-from .sampling import Interval, combine, estimate_commits, sample
+from .sampling import Interval, combine, sample
 from .tablespaces import extend_step, modified_counters, tablespaces_written
 
 SOURCES = ("measured", "/proc", "performance_schema", "estimated", "bound", "option",

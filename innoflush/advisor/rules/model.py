@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from ...live.facts import ServerFacts
-from ...live.sampling import Observed
+from ...live.observed import Observed
 from ..device import DeviceFacts
 
 SEVERITIES = ("data-safety", "durability", "performance")

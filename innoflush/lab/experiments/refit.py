@@ -18,7 +18,7 @@ from pathlib import Path
 from ...advisor.fit import fit_workload
 from ...advisor.predict import Predictor
 from ...live.facts import facts_from_variables
-from ...live.sampling import Observed
+from ...live.observed import Observed
 from ...live.workload import Input, WorkloadEvidence
 from ...profiles import DeviceProfile
 from ...simulator import ServerConfig

@@ -43,8 +43,9 @@ from ...advisor.rules import device_from_profile
 from ...errors import InnoflushError
 from ...live.connect import ReadOnlySession
 from ...live.facts import filesystem_of, gather_facts
+from ...live.observed import observe
 from ...live.procfs import machine_cpu, proc_cpu_seconds, schedstat, thread_cpu
-from ...live.sampling import interval_between, observe, start_state
+from ...live.sampling import interval_between, start_state
 from ...profiles import load_profile
 from ..emulation.emulate import Emulation, emulation_result, make_emulation, preload_complaints
 from ..load.clients import WorkloadResult, run_workload

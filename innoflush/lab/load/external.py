@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import signals
+from ...live.observed import estimate_commits
 from ...live.procfs import process_stats
-from ...live.sampling import estimate_commits
 from ..experiments.options import LabError
 from ..experiments.predict import async_point
 from .command_spec import WorkloadCommand, seconds_for, substitute
