@@ -46,8 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from innoflush.advisor.measured import measured_workload  # noqa: E402
 from innoflush.lab.experiments.refit import read_validation  # noqa: E402
+from innoflush.live.evidence import WorkloadEvidence  # noqa: E402
 from innoflush.live.observed import Observed  # noqa: E402
-from innoflush.live.workload import WorkloadEvidence  # noqa: E402
 
 WITHIN = math.log(1.3)
 RT_REF_US = 62.0   # the probe's run median on the validation VM's fast runs

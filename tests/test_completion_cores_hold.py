@@ -2,7 +2,7 @@
 on those cores (advisor.fit.completion_cores_hold; pure)."""
 
 from innoflush.advisor.fit import completion_cores_hold
-from innoflush.live.workload import Input, unknown
+from innoflush.live.evidence import Input, unknown
 from innoflush.simulator import ServerConfig
 
 SPLIT = ServerConfig(cpu_cores=2, io_completion_cores=1)

@@ -64,7 +64,7 @@ def test_on_one_core_the_probe_says_why_it_did_not_run():
 
 class _Ev:
     def __init__(self, connections):
-        from innoflush.live.workload import Input
+        from innoflush.live.evidence import Input
         self.connections = Input(connections, "measured", "test")
         self.handoff, self.handoff_note = None, "not measured"
 

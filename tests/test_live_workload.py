@@ -27,11 +27,11 @@ from innoflush.live.activity import (
     sampling_period,
     summarize,
 )
+from innoflush.live.evidence import Input, WorkloadEvidence, evidence
 from innoflush.live.facts import facts_from_variables
 from innoflush.live.observed import observe
 from innoflush.live.procfs import local_server_pid
 from innoflush.live.sampling import Interval
-from innoflush.live.workload import Input, WorkloadEvidence, evidence
 from innoflush.simulator import Workload
 
 MARIADB = {"version": "10.11.19-MariaDB", "version_comment": "Debian", "innodb_version":
@@ -617,7 +617,7 @@ def test_a_statement_with_more_cpu_has_a_higher_floor():
 
 
 def test_the_hand_off_probe_survives_a_report_round_trip():
-    from innoflush.live.workload import WorkloadEvidence
+    from innoflush.live.evidence import WorkloadEvidence
     ev = _ev_with_cpu(300.0)
     ev.handoff = _handoff(80.0, 32.0)
     back = WorkloadEvidence.from_dict(ev.to_dict())

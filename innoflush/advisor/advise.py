@@ -6,6 +6,8 @@ from collections.abc import Callable
 from itertools import pairwise
 
 from ..live.activity import Activity
+from ..live.evidence import evidence as workload_evidence
+from ..live.evidence import redo_syncs_known
 from ..live.facts import (
     facts_from_variables,
     filesystem_of,
@@ -15,8 +17,7 @@ from ..live.facts import (
 )
 from ..live.observed import observe
 from ..live.sampling import POLLED, combine, interval_between
-from ..live.workload import evidence as workload_evidence
-from ..live.workload import measure_handoff_cost, measure_workload, redo_syncs_known
+from ..live.workload import measure_handoff_cost, measure_workload
 from .candidates import candidate_changes, mark_advised
 from .device import device_from_profile, reconcile_with_sys
 from .fit import fit_workload, workload_from_profile

@@ -18,10 +18,10 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 
+from ..live.evidence import Input, WorkloadEvidence
 from ..live.facts import ServerFacts
 from ..live.observed import Observed
 from ..live.sampling import start_state
-from ..live.workload import Input, WorkloadEvidence
 from ..measure.facts import completion_cores, gather_facts
 from ..simulator import ServerConfig, ServerStart, Workload, simulate
 from ..simulator.config import MiB

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..live.evidence import WorkloadEvidence
 from ..live.observed import Observed
 from ..live.pages import new_page_dblwr_share, page_counts, page_reentry
-from ..live.workload import WorkloadEvidence
 from ..simulator import Workload
 from ..simulator.flavors import PAGE_BYTES
 from .round_trip import round_trip_floor

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from ...advisor.fit import fit_workload
 from ...advisor.predict import Predictor
+from ...live.evidence import Input, WorkloadEvidence
 from ...live.facts import facts_from_variables
 from ...live.observed import Observed
-from ...live.workload import Input, WorkloadEvidence
 from ...profiles import DeviceProfile
 from ...simulator import ServerConfig
 from .change_validation import CHANGES, data_fsyncs_basis
