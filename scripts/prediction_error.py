@@ -45,7 +45,7 @@ from innoflush.advisor.error_bands import (  # noqa: E402
     connection_class,
     tps_interval,
 )
-from innoflush.lab.experiments.change_validation import CHANGES  # noqa: E402
+from innoflush.lab.experiments.change_cells import CHANGES  # noqa: E402
 from innoflush.lab.experiments.refit import measured_cells, read_validation, refit  # noqa: E402
 
 # 10th..90th: with a class of connections only ever widening the change's interval

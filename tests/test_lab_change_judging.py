@@ -7,6 +7,7 @@ import pytest
 from test_lab_change_validation import advise_report, synthetic_report
 
 from innoflush.errors import UsageError
+from innoflush.lab.experiments.change_cells import CHANGES, cell_result, summarize
 from innoflush.lab.experiments.change_judging import (
     FACTOR,
     classify,
@@ -15,12 +16,9 @@ from innoflush.lab.experiments.change_judging import (
     spread_pct,
 )
 from innoflush.lab.experiments.change_validation import (
-    CHANGES,
     ChangeValidateOptions,
-    cell_result,
     mean_figures,
     replicate_figures,
-    summarize,
 )
 from innoflush.lab.load.command_spec import WorkloadCommand
 from innoflush.lab.reports import change_report

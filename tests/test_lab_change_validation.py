@@ -17,17 +17,19 @@ from innoflush.lab.experiments.advise_reading import (
     candidate_prediction,
     fitted_workload,
 )
-from innoflush.lab.experiments.change_validation import (
+from innoflush.lab.experiments.change_cells import (
     CHANGES,
+    cell_result,
+    nonvolatile_cache,
+    plan_cells,
+    summarize,
+)
+from innoflush.lab.experiments.change_validation import (
     FACTOR,
     ChangeValidateOptions,
     build_report,
-    cell_result,
     classify,
-    nonvolatile_cache,
-    plan_cells,
     run_figures,
-    summarize,
 )
 from innoflush.lab.experiments.options import LabOptions
 from innoflush.lab.load.command_spec import WorkloadCommand

@@ -10,11 +10,8 @@ import click
 
 from ..errors import InnoflushError, OptionError
 from ..executor import make_executor
-from ..lab.experiments.change_validation import (
-    DEFAULT_CHANGES,
-    ChangeValidateOptions,
-    lab_change_validate,
-)
+from ..lab.experiments.change_cells import DEFAULT_CHANGES
+from ..lab.experiments.change_validation import ChangeValidateOptions, lab_change_validate
 from ..lab.experiments.options import LabOptions
 from ..lab.experiments.validate import ValidateOptions, command_line, lab_validate
 from ..lab.load.command_spec import workload_commands

@@ -22,7 +22,7 @@ from ...live.facts import facts_from_variables
 from ...live.observed import Observed
 from ...profiles import DeviceProfile
 from ...simulator import ServerConfig
-from .change_validation import CHANGES, data_fsyncs_basis
+from .change_cells import CHANGES, data_fsyncs_basis
 
 
 def read_validation(path: str | Path) -> dict:
