@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from ..errors import InnoflushError, OptionError, UsageError
+from ..errors import InnoflushError, OptionError
 from ..lab.experiments.calibrate import lab_calibrate
 from ..lab.experiments.calibrate import render_text as render_calibrate_text
 from ..lab.experiments.options import LabOptions
@@ -20,7 +20,6 @@ from ..output.charts.output import check_targets, emit
 from ..units import parse_list, parse_size
 from .lab_options import (
     command_options,
-    given_options,
     interruptible,
     load_options,
     one_command,
@@ -129,11 +128,7 @@ def run_command(ctx, backend, image, basedir, server_root, flush_method, trx_com
                 as_json, html_file, png_dir) -> None:
     parse_size(buffer_pool)
     check_targets(html_file, png_dir)
-    command = one_command(workload_cmd, workload_prepare)
-    stale = given_options(ctx, "workload", "rows_per_trx")
-    if command is not None and stale:
-        raise UsageError(f"{' and '.join(stale)}: not with --workload-cmd (the command is "
-                         "the load)")
+    command = one_command(ctx, workload_cmd, workload_prepare)
     kind, rows, workload_ref = resolve_workload(workload, rows_per_trx)
     opts = LabOptions(
         backend=backend, image=image, basedir=basedir, server_root=server_root,
@@ -216,11 +211,7 @@ def calibrate_command(ctx, backend, image, basedir, server_root, flush_method, l
                       buffer_pool, server_options, port, seed, save_name, force, title,
                       as_json) -> None:
     parse_size(buffer_pool)
-    command = one_command(workload_cmd, workload_prepare)
-    stale = given_options(ctx, "workload", "rows_per_trx")
-    if command is not None and stale:
-        raise UsageError(f"{' and '.join(stale)}: not with --workload-cmd (the command is "
-                         "the load)")
+    command = one_command(ctx, workload_cmd, workload_prepare)
     if (profile_ref or measure) and not emulate_ref:
         raise OptionError("--profile/--measure describe this host's storage for --emulate; "
                          "without --emulate the calibration needs no device profile")

@@ -83,12 +83,18 @@ def command_options(repeatable: bool, what: str) -> Callable[[Callable], Callabl
     ))
 
 
-def one_command(cmd: str | None, prepare: str | None) -> WorkloadCommand | None:
-    """lab run's and calibrate's --workload-cmd (one), or None."""
+def one_command(ctx: click.Context, cmd: str | None, prepare: str | None
+                ) -> WorkloadCommand | None:
+    """lab run's and calibrate's --workload-cmd (one), or None; the lab's own workload
+    options are refused beside it (the command is the load)."""
     if cmd is None:
         if prepare is not None:
             raise OptionError("--workload-prepare needs --workload-cmd")
         return None
+    stale = given_options(ctx, "workload", "rows_per_trx")
+    if stale:
+        raise UsageError(f"{' and '.join(stale)}: not with --workload-cmd (the command is "
+                         "the load)")
     return workload_commands([cmd], [prepare] if prepare is not None else [])[0]
 
 
