@@ -35,7 +35,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))
 from daskcluster import dask_cluster  # noqa: E402
 
 from innoflush.advisor.request import AdviseRequest  # noqa: E402

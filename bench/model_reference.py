@@ -3,9 +3,9 @@ must stay within replication noise of.
 
 Each cell is a server configuration (flavor, flush method, trx_commit, sync_binlog with
 the binlog on, connections) on a slow device (no PLP: ms-class cache flushes) or a fast
-one (PLP: tens of µs), both from tests/simprofiles.py. Each cell runs with SEEDS; per
+one (PLP: tens of µs), both from tests/helpers/simprofiles.py. Each cell runs with SEEDS; per
 figure the fixture keeps the mean over the seeds and their standard deviation (the
-replication noise), with the values of each seed. tests/test_model_reference.py re-runs
+replication noise), with the values of each seed. tests/simulator/test_model_reference.py re-runs
 the cells with the current model and compares.
 
     python bench/model_reference.py [--out tests/fixtures/model_reference.json]
@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(_HERE, "..", "tests"))
+sys.path.insert(0, os.path.join(_HERE, "..", "tests", "helpers"))
 sys.path.insert(0, os.path.join(_HERE, ".."))
 from simprofiles import consumer_ssd, plp_ssd  # noqa: E402
 
@@ -116,7 +116,7 @@ def run_cell(cell: Cell, seeds: tuple[int, ...] = SEEDS) -> dict[str, dict]:
     return out
 
 
-# How far a re-run may move (tests/test_model_reference.py says why these)
+# How far a re-run may move (tests/simulator/test_model_reference.py says why these)
 K = 4.0
 REL_FLOOR = 0.01
 

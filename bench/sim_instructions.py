@@ -2,7 +2,7 @@
 measure of the simulator's cost that the host's load does not move (bench/sim_speed.py
 times it, and its figures move by tens of % from minute to minute on a shared host).
 
-The model (MySQL 8.0 defaults, the PLP device of tests/simprofiles.py, seed 1) runs
+The model (MySQL 8.0 defaults, the PLP device of tests/helpers/simprofiles.py, seed 1) runs
 --warm commits under valgrind with instrumentation off (about 5x slower than without
 valgrind), then turns it on (callgrind_control -i on) and runs N more; the
 instructions of two such runs, N = --commits and N = 3 x --commits, are subtracted, so
@@ -51,7 +51,7 @@ os._exit(0)
 
 def instructions(checkout: str, clients: int, warm: int, commits: int) -> int:
     """callgrind's instruction count from the switch on to the exit."""
-    code = _RUN.format(tests=os.path.join(ROOT, "tests"), clients=clients, warm=warm,
+    code = _RUN.format(tests=os.path.join(ROOT, "tests", "helpers"), clients=clients, warm=warm,
                        commits=commits)
     out = subprocess.run(
         ["valgrind", "--tool=callgrind", "--instr-atstart=no",

@@ -43,7 +43,7 @@ import simpy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "helpers"))
 CONNECTIONS = (16, 1)
 
 # Run in a fresh interpreter on PYTHONPATH=<checkout>: the bare loop (this file's) and
@@ -142,7 +142,7 @@ def bare_loop(commits: int, clients: int, seed: int = 1,
 def full_model(checkout: str, commits: int, clients: int, think_s: float,
                seed: int = 1) -> dict:
     """The model of `checkout` and the bare loop, in alternating chunks in one process."""
-    code = _FULL.format(tests=os.path.join(ROOT, "tests"), bench=HERE, clients=clients,
+    code = _FULL.format(tests=os.path.join(ROOT, "tests", "helpers"), bench=HERE, clients=clients,
                         seed=seed, commits=commits, chunk=min(CHUNK, commits),
                         think_s=think_s)
     out = subprocess.run([sys.executable, "-P", "-c", code], env={**os.environ,
@@ -152,7 +152,7 @@ def full_model(checkout: str, commits: int, clients: int, think_s: float,
 
 
 def memory_check(checkout: str, commits: int) -> None:
-    code = _MEMORY.format(tests=os.path.join(ROOT, "tests"), commits=commits)
+    code = _MEMORY.format(tests=os.path.join(ROOT, "tests", "helpers"), commits=commits)
     proc = subprocess.Popen([sys.executable, "-P", "-c", code], stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": os.path.abspath(checkout)})
     assert proc.stdout is not None

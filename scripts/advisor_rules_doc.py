@@ -4,7 +4,7 @@
     scripts/advisor_rules_doc.py            write the page
     scripts/advisor_rules_doc.py --check    exit 1 (one line) when the page is stale
 
-tests/test_advisor_rules_doc.py checks that the committed page is what this produces.
+tests/advisor/test_advisor_rules_doc.py checks that the committed page is what this produces.
 """
 
 import sys

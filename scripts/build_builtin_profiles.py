@@ -5,7 +5,7 @@ Reads the transcription of the published figures (reference/published_sync_laten
 by default, provenance in reference/README.md; pass another path as the first argument)
 and writes one JSON profile per device into innoflush/profiles/builtin/ (or --out DIR).
 The output depends only on the CSV and this file: running it twice gives byte-identical
-files, and tests/test_profiles_builtin.py checks that the committed profiles are what
+files, and tests/profiles/test_profiles_builtin.py checks that the committed profiles are what
 this script produces.
 
 What goes into a profile, and how honestly:

@@ -8,7 +8,7 @@ tests/fixtures/captures/<name>/ (the raw client output `advise --from` reads):
               (the rest of what it collects is about this host, not the server: not kept)
   PROVENANCE.json  server version, options, client programs and their versions, the
               commands, the date, and a live `advise --json` of the same server under the
-              same load (its finding ids: tests/test_real_captures.py checks that
+              same load (its finding ids: tests/live/test_real_captures.py checks that
               `advise --from` on each format finds the same)
 
 Usage: PYTHONPATH=. python scripts/capture_fixtures.py NAME [--server mysql-9.7|mariadb-11.8

@@ -9,7 +9,7 @@
 #   prometheus-node-exporter - serves the `--prom` files through its textfile
 #                    collector in the tests (the tests start it on a loopback port)
 #   chromium, chromium-driver - the headless browser the --html page tests open the
-#                    pages in (tests/browser.py)
+#                    pages in (tests/helpers/browser.py)
 # Needs root (apt-get). Without it, says so loudly; under CI=true that is an error,
 # because the real-server tests must run there.
 set -uo pipefail

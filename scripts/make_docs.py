@@ -164,7 +164,7 @@ def _default_cell(param: click.Parameter) -> str:
 
 
 # Options whose click help is empty: what the table says instead (the code's help wins
-# once it has one; tests/test_docs.py only compares the option names).
+# once it has one; tests/house/test_docs.py only compares the option names).
 MISSING_HELP = {
     "backend": "local: mariadbd/mysqld binaries on this host; docker: a container per run.",
     "buffer_pool": "innodb_buffer_pool_size.",

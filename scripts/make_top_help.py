@@ -1,6 +1,6 @@
 """Writes innoflush/commands/_top_help.py: `innoflush --help` as click prints it in a terminal of 80
 columns or more, which innoflush/commands/entry.py prints without importing click.
-tests/test_cli_start.py fails when the file no longer matches click's output: run this.
+tests/commands/test_cli_start.py fails when the file no longer matches click's output: run this.
 
     python scripts/make_top_help.py
 """

@@ -5,7 +5,7 @@ Runs every command that takes --html on real data — measure on a directory und
 checkout (not /tmp: it may be tmpfs), built-in profiles, a MariaDB from this host's
 binaries under an insert load for advise (its syncs delayed to samsung-990-pro's, as
 `make docs` does), lab run and a small lab validate on local servers — then opens each
-page in Debian's headless chromium with the network off (tests/browser.py, the browser
+page in Debian's headless chromium with the network off (tests/helpers/browser.py, the browser
 tests' driver) and saves the top of the page as docs/images/screenshots/<command>.png.
 
     scripts/screenshots.py [--only measure,simulate,...] [--out DIR]
@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import browser  # noqa: E402

@@ -2,4 +2,4 @@
 
 Each command parses its options, calls the library (simulator, measure, profiles, live,
 advisor, fleet, lab) and renders the result through ``innoflush.output``. Nothing below
-this package imports it (tests/test_import_graph.py checks the order of the packages)."""
+this package imports it (tests/house/test_import_graph.py checks the order of the packages)."""

@@ -141,7 +141,7 @@ COMMANDS: dict[str, str] = {
     "tps": "innoflush.commands.simulate:tps_command",
 }
 # The first sentence of each command's help, which `innoflush --help` lists without
-# importing the commands; tests/test_cli_start.py checks it against the commands' own.
+# importing the commands; tests/commands/test_cli_start.py checks it against the commands' own.
 SHORT_HELP: dict[str, str] = {
     "advise": "Read a live MySQL/MariaDB server and recommend innodb_flush_method, "
               "innodb_flush_log_at_trx_commit, sync_binlog, innodb_use_fdatasync and "

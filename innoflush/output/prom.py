@@ -9,7 +9,7 @@ file in its directory on each scrape: write_prom() writes a temporary file besid
 Every metric is a gauge (a one-shot run has no counters to accumulate), names under
 ``innoflush_`` with the unit last (``_seconds``, ``_bytes``, ``_ratio``, ``_per_second``),
 as https://prometheus.io/docs/practices/naming/ asks. Metric names, labels, units and help
-text are listed in docs/prometheus.md (tests/test_prom.py checks the page against them).
+text are listed in docs/prometheus.md (tests/output/test_prom.py checks the page against them).
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""innoflush's tests: one folder per package, helpers/ shared."""

@@ -1,0 +1,1 @@
+"""What several test modules share: devices, processes, reports, servers."""
