@@ -180,3 +180,23 @@ def test_the_lab_imports_at_module_level():
     lazy = {(m, _owner(t) or t) for m in MODULES if m.startswith("innoflush.lab")
             for t, _, inside in _imports(m) if inside}
     assert lazy == LAB_LAZY
+
+
+def test_tests_share_code_through_helpers_only():
+    """A test module imports tests.helpers, never another test module: what two tests share
+    lives where both can see it, and moving a test does not break another."""
+    tests = ROOT.parent / "tests"
+    offenders = []
+    for path in tests.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                name = node.module
+            elif isinstance(node, ast.Import):
+                name = node.names[0].name
+            else:
+                continue
+            last = name.rsplit(".", 1)[-1]
+            if last.startswith("test_") or last == "conftest" or (
+                    name.startswith("tests.") and not name.startswith("tests.helpers")):
+                offenders.append(f"{path.relative_to(tests)}: {name}")
+    assert not offenders, offenders
