@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import OptionError
 from ..live.sampling import check_sampling
+from ..profiles import load_profile
 from ..simulator.request import MAX_CONNECTIONS
 from .rules import check_rule_ids
 
@@ -24,7 +25,9 @@ DURABILITY = ("strict", "relaxed")
 class AdviseRequest:
     """interval_s, samples: the sampling of a live server (a capture brings its own).
     profile: the device (a DeviceProfile; with ``measure`` it is probed in the datadir
-    instead); without either, nothing is predicted. durability: "strict" keeps every
+    instead); without either, nothing is predicted. profile_ref: a saved profile's name or
+    path, loaded into profile by load_device() once check() has passed (a command's usage
+    errors come before a profile that fails to load). durability: "strict" keeps every
     committed transaction through a power loss, "relaxed" accepts losing about a second.
     connections, cpu_cores: what the sampling cannot see (a capture), or a value over
     it. workload_profile (a WorkloadProfile): predict with its per-transaction costs
@@ -34,6 +37,7 @@ class AdviseRequest:
     interval_s: float = 10.0
     samples: int = 1
     profile: Any = None
+    profile_ref: str | None = None
     measure: bool = False
     durability: str = "strict"
     connections: int | None = None
@@ -52,7 +56,7 @@ class AdviseRequest:
                               f"{MAX_CONNECTIONS} (the simulator's; got {self.connections})")
         if self.cpu_cores is not None and self.cpu_cores < 1:
             raise OptionError("--cpu-cores must be at least 1")
-        if self.profile is not None and self.measure:
+        if (self.profile is not None or self.profile_ref) and self.measure:
             raise OptionError("give --profile or --measure, not both")
         if self.durability not in DURABILITY:
             raise OptionError(f"--durability {self.durability!r}: one of "
@@ -63,4 +67,11 @@ class AdviseRequest:
     @property
     def predicts(self) -> bool:
         """Whether a prediction is wanted: a device given or measured, and predict on."""
-        return (self.profile is not None or self.measure) and self.predict
+        return (self.profile is not None or bool(self.profile_ref) or self.measure) \
+            and self.predict
+
+    def load_device(self) -> AdviseRequest:
+        """Load profile_ref into profile (a clear error, exit 2, when it does not load)."""
+        if self.profile_ref:
+            self.profile = load_profile(self.profile_ref)
+        return self

@@ -168,21 +168,18 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
     from ..advisor.report import to_json
     from ..advisor.request import AdviseRequest
     from ..output.advise_text import render_text
-    from ..profiles import load_profile
 
     request = AdviseRequest(interval_s=interval, samples=samples, measure=measure,
                             durability=durability, connections=connections,
                             cpu_cores=cpu_cores, ignore_rules=list(ignore_rules),
-                            predict=not no_predict, seed=seed)
-    # profile_ref itself: a --profile that fails to load comes after the usage errors
-    request.profile = profile_ref
+                            predict=not no_predict, seed=seed, profile_ref=profile_ref)
     request.check()   # exit 2 before connecting
     if prom_path is not None:
         from ..output.prom import check_prom_path
 
         check_prom_path(prom_path)   # exit 2 before connecting
     check_targets(html_file, png_dir)
-    request.profile = load_profile(profile_ref) if profile_ref else None
+    request.load_device()
     if workload_ref:
         from ..simulator.workload_profile import load_workload
 

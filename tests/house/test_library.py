@@ -34,11 +34,13 @@ EXAMPLES = _examples()
 
 
 def _shape(value):
-    """The keys of a document, all the way down (a list by its first element)."""
+    """The keys of a document, all the way down: a list of objects by its first element,
+    a list of strings or numbers as a list (a run's notes may be empty in one run and not
+    in the next: what they say is the host's, their key is the document's)."""
     if isinstance(value, dict):
         return {k: _shape(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_shape(value[0])] if value else []
+        return [_shape(value[0])] if value and isinstance(value[0], dict) else []
     return None
 
 
