@@ -25,7 +25,7 @@ from .predict import Predictor, changes_key, findings_changes, predict_findings
 from .report import build_report
 from .request import AdviseRequest
 from .rules import Context, evaluate
-from .rules.flush_method import drop_unprofitable_no_fsync
+from .rules.o_direct_no_fsync import drop_unprofitable_no_fsync
 
 # Keyword arguments for innoflush.measure.measure_profile; None: its --quick preset.
 MEASURE_KW: dict | None = None

@@ -17,7 +17,7 @@ from ..live.facts import ServerFacts
 from ..simulator.flavors import get_flavor
 from .device import DeviceFacts
 from .rules import Finding
-from .rules.flush_method import method_change
+from .rules.flush_method_change import method_change
 
 
 @dataclass

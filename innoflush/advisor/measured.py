@@ -14,6 +14,7 @@ advisor/fit.py then checks that the model explains what was seen.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple
 
 from ..live.evidence import WorkloadEvidence
 from ..live.observed import Observed
@@ -110,6 +111,28 @@ def workload_from_observed(o: Observed, connections: int | None = None
     return wl, a
 
 
+class _ServerCpu(NamedTuple):
+    """The connection threads' CPU a transaction, by where it ran: the statements' (cpu;
+    cpu_sleeping: that CPU measured with the commits asleep, where the sleep's cost came
+    off, else 0), a commit's sleep on a sync (sleep_cpu), a commit's without a sleep
+    (commit_cpu), and what ran between statements (between: the wire's)."""
+
+    cpu: float
+    cpu_sleeping: float
+    sleep_cpu: float
+    commit_cpu: float
+    between: float
+
+
+class _ClientSide(NamedTuple):
+    """The time a transaction spends outside the server and the clients' CPU in it, as
+    measured (cpu_sleeping: with the commits asleep, where their cost came off, else 0)."""
+
+    outside: float
+    cpu: float
+    cpu_sleeping: float
+
+
 def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
                       new_pages_skip_dblwr: bool = False, commit_syncs: float = 1.0
                       ) -> tuple[Workload | None, dict, list[str], list[str]]:
@@ -118,13 +141,48 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
     sleep on a sync at its current settings; new_pages_skip_dblwr: its flavor writes the
     pages it created straight to their files (Flavor.new_pages_skip_dblwr); commit_syncs:
     the syncs on a commit's path at its settings (ServerConfig.commit_syncs)."""
-    missing: list[str] = []
+    missing = _missing_inputs(ev)
+    if missing:
+        return None, {}, [], missing
+    conns = max(1, int(round(ev.connections.value or 1)))
+    base, assumptions = workload_from_observed(o, conns)
     inputs: dict = {}
+    server = _server_cpu(ev, sleeping, inputs)
+    client = _client_side(ev, server, inputs)
+    inputs["connections"] = _measured(ev.connections, conns)
+    stmts = max(1, int(round(ev.statements_per_trx.value or 1)))
+    inputs["statements_per_trx"] = (
+        _measured(ev.statements_per_trx, stmts) if ev.statements_per_trx.value is not None
+        else {"value": 1, "source": "default", "detail": ev.statements_per_trx.detail})
+    changes, assumptions = _page_shares(ev, o, base, assumptions, new_pages_skip_dblwr)
+    changes.update(_file_figures(ev, inputs))
+    inputs["work_cv"] = {"value": DEFAULT_WORK_CV, "source": "default",
+                         "detail": "how much transactions differ is not shown by the server; "
+                         "the lab's calibrations measured 0.28-0.5 for inserts"}
+    changes.update(_commit_sleeps_input(o, sleeping, commit_syncs, inputs))
+    floor, inputs["round_trip_floor_us"] = round_trip_floor(ev.handoff, conns,
+                                                            ev.handoff_note, server.cpu / stmts)
+    wl = replace(base, connections=conns, cpu_us_per_trx=round(server.cpu, 3),
+                 commit_cpu_us=round(server.commit_cpu, 3),
+                 sleep_cpu_us=round(server.sleep_cpu, 3),
+                 client_us_per_trx=round(client.outside, 3),
+                 client_cpu_us_per_trx=round(client.cpu, 3), statements_per_trx=stmts,
+                 cpu_us_per_trx_sleeping=round(server.cpu_sleeping, 3),
+                 client_cpu_us_per_trx_sleeping=round(client.cpu_sleeping, 3),
+                 work_cv=DEFAULT_WORK_CV, round_trip_floor_us=floor, **changes)
+    wl.validate()
+    return wl, inputs, assumptions, []
 
-    def take(name: str, inp, value=None) -> None:
-        inputs[name] = {"value": inp.value if value is None else value,
-                        "source": inp.source, "detail": inp.detail}
 
+def _measured(inp, value=None) -> dict:
+    """An input as the evidence measured it, its value replaced where given."""
+    return {"value": inp.value if value is None else value, "source": inp.source,
+            "detail": inp.detail}
+
+
+def _missing_inputs(ev: WorkloadEvidence) -> list[str]:
+    """What the evidence lacks that a Workload cannot do without."""
+    missing: list[str] = []
     if ev.connections.value is None:
         missing.append(f"the connections: {ev.connections.detail}")
     if ev.outside_us_per_trx.value is None:
@@ -133,10 +191,12 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
         missing.append(f"the server's CPU per transaction: {ev.server_cpu_us_per_trx.detail}")
     if ev.commits <= 0:
         missing.append("no write transaction was committed during the interval")
-    if missing:
-        return None, inputs, [], missing
-    conns = max(1, int(round(ev.connections.value or 1)))
-    base, assumptions = workload_from_observed(o, conns)
+    return missing
+
+
+def _commit_state_cpu(ev: WorkloadEvidence) -> tuple[float, float]:
+    """(the connection threads' CPU a transaction beyond their statements' time, the
+    part of it that ran between statements rather than in the commit states)."""
     conn_cpu = float(ev.server_cpu_us_per_trx.value or 0.0)
     # The commit's own CPU (its redo calls, the sleep and wake-up, the spinning of a
     # group commit) is spent in the commit states, inside the commit wait the processlist
@@ -149,7 +209,6 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
                         - (ev.commit_wait_us_per_trx.value or 0.0))
     overlap = (max(0.0, conn_cpu - statements_us)
                if ev.server_cpu_us_per_trx.source == "/proc" else 0.0)
-    cpu = conn_cpu - overlap
     # CPU cannot run longer than the time it ran in: what the commit states' wall time
     # cannot hold ran while the connection was idle between statements (its reads of the
     # next statement woken from the network: on a VM whose idle cores halt, MySQL 9.7's
@@ -158,6 +217,15 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
     # outside the server, where it takes a core but no time of its own.
     commit_wait = ev.commit_wait_us_per_trx.value
     beyond = max(0.0, overlap - commit_wait) if commit_wait is not None else 0.0
+    return overlap, beyond
+
+
+def _server_cpu(ev: WorkloadEvidence, sleeping: bool, inputs: dict) -> _ServerCpu:
+    """The connection threads' CPU split by where it ran (its inputs added to inputs);
+    where commits sleep, less what their sleep costs (advisor/sleep_cost.py)."""
+    conn_cpu = float(ev.server_cpu_us_per_trx.value or 0.0)
+    overlap, beyond = _commit_state_cpu(ev)
+    cpu = conn_cpu - overlap
     overlap -= beyond
     sleep_cpu = overlap if sleeping else DEFAULT_SLEEP_CPU_US
     commit_cpu = 0.0 if sleeping else overlap
@@ -165,7 +233,7 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
     # runs its own page cleaner, and most of the rest is a constant load per second,
     # which per transaction would swell at a low commit rate and inflate every change's
     # price (8-14 ms/s on the development VM, 44 µs per transaction at 320 commits/s).
-    take("cpu_us_per_trx", ev.server_cpu_us_per_trx, cpu)
+    inputs["cpu_us_per_trx"] = _measured(ev.server_cpu_us_per_trx, cpu)
     # Commits that sleep cost CPU beyond their work (advisor/sleep_cost.py): the CPU
     # measured is the sleeping cost, and a setting without a sync at commit gives that
     # part back — the larger of its measured rate and the CPU seen in the commit states.
@@ -185,6 +253,14 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
         inputs["cpu_us_per_trx_sleeping"] = {
             "value": round(cpu_sleeping, 3), "source": ev.server_cpu_us_per_trx.source,
             "detail": "the CPU measured, the commits sleeping on a sync"}
+    _commit_cpu_inputs(sleeping, sleep_cpu, commit_cpu, inputs)
+    return _ServerCpu(cpu, cpu_sleeping, sleep_cpu, commit_cpu, beyond)
+
+
+def _commit_cpu_inputs(sleeping: bool, sleep_cpu: float, commit_cpu: float,
+                       inputs: dict) -> None:
+    """sleep_cpu_us and commit_cpu_us: measured for the kind of commit the server runs,
+    the other one a default."""
     how = ("the connection threads' CPU beyond their statements' time inside the server "
            "(the rest ran in the commit states)")
     inputs["sleep_cpu_us"] = (
@@ -196,8 +272,14 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
     inputs["commit_cpu_us"] = {"value": round(commit_cpu, 3),
                                "source": "/proc" if not sleeping else "default",
                                "detail": how if not sleeping else "in sleep_cpu_us here"}
+
+
+def _client_side(ev: WorkloadEvidence, server: _ServerCpu, inputs: dict) -> _ClientSide:
+    """The time outside the server and the clients' CPU in it (inputs added to inputs):
+    less what waiting on sleeping commits costs the clients, plus the connection threads'
+    CPU that ran between statements."""
     outside = float(ev.outside_us_per_trx.value or 0.0)
-    take("client_us_per_trx", ev.outside_us_per_trx, outside)
+    inputs["client_us_per_trx"] = _measured(ev.outside_us_per_trx, outside)
     # The clients' CPU grows with every transaction and competes for the server's cores;
     # when the processes at the connections' other end were found, the rest of the host
     # is unrelated load and left out; otherwise all of it stands in for the clients.
@@ -207,9 +289,9 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
     client_cpu = min(outside, other) if other is not None else 0.0
     client_sleeping = 0.0
     if other is not None:
-        take("client_cpu_us_per_trx", known, client_cpu)
+        inputs["client_cpu_us_per_trx"] = _measured(known, client_cpu)
         client_cost = (client_sleep_cost_us(ev.inside_us_per_trx.value or 0.0,
-                                            ev.commits_per_s) if cpu_sleeping else 0.0)
+                                            ev.commits_per_s) if server.cpu_sleeping else 0.0)
         if client_cost and client_cpu > 0:
             # the clients wait on every transaction too, and give back CPU the same way
             client_sleeping = client_cpu
@@ -227,26 +309,37 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
         inputs["client_cpu_us_per_trx"] = {"value": 0.0, "source": "default",
                                            "detail": "the server is not on this host: its "
                                            "clients' CPU is not known to compete for its cores"}
-    if beyond > 0:
-        room = max(0.0, outside - client_cpu)
-        add = min(beyond, room)
-        client_cpu += add
-        if client_sleeping:
-            client_sleeping = min(outside, client_sleeping + add)
-        inputs["client_cpu_us_per_trx"]["value"] = round(client_cpu, 3)
-        inputs["client_cpu_us_per_trx"]["detail"] += (
-            f"; and {add:.0f} µs of the connection threads' CPU that their commit states' "
-            f"{commit_wait:.0f} µs could not hold: run between statements, with the time "
-            "outside the server")
-        if "client_cpu_us_per_trx_sleeping" in inputs:
-            inputs["client_cpu_us_per_trx_sleeping"]["value"] = round(client_sleeping, 3)
-    take("connections", ev.connections, conns)
-    stmts = max(1, int(round(ev.statements_per_trx.value or 1)))
-    if ev.statements_per_trx.value is not None:
-        take("statements_per_trx", ev.statements_per_trx, stmts)
-    else:
-        inputs["statements_per_trx"] = {"value": 1, "source": "default",
-                                        "detail": ev.statements_per_trx.detail}
+    if server.between > 0:
+        return _with_cpu_between_statements(ev, server.between,
+                                            _ClientSide(outside, client_cpu, client_sleeping),
+                                            inputs)
+    return _ClientSide(outside, client_cpu, client_sleeping)
+
+
+def _with_cpu_between_statements(ev: WorkloadEvidence, between: float, client: _ClientSide,
+                                 inputs: dict) -> _ClientSide:
+    """The clients' side with the connection threads' CPU that their commit states could
+    not hold added to its CPU, as far as the time outside the server holds it."""
+    add = min(between, max(0.0, client.outside - client.cpu))
+    client_cpu = client.cpu + add
+    client_sleeping = client.cpu_sleeping
+    if client_sleeping:
+        client_sleeping = min(client.outside, client_sleeping + add)
+    inputs["client_cpu_us_per_trx"]["value"] = round(client_cpu, 3)
+    inputs["client_cpu_us_per_trx"]["detail"] += (
+        f"; and {add:.0f} µs of the connection threads' CPU that their commit states' "
+        f"{ev.commit_wait_us_per_trx.value:.0f} µs could not hold: run between statements, "
+        "with the time outside the server")
+    if "client_cpu_us_per_trx_sleeping" in inputs:
+        inputs["client_cpu_us_per_trx_sleeping"]["value"] = round(client_sleeping, 3)
+    return _ClientSide(client.outside, client_cpu, client_sleeping)
+
+
+def _page_shares(ev: WorkloadEvidence, o: Observed, base: Workload, assumptions: list[str],
+                 new_pages_skip_dblwr: bool) -> tuple[dict, list[str]]:
+    """(the Workload's page figures where the deltas show them, the assumptions with
+    theirs): the pages dirtied again after their write and those the doublewrite buffer
+    took, else the doublewrite share of a flavor that writes created pages straight."""
     counts = page_counts(o.deltas)
     reentry = page_reentry(ev.commits, counts[0], counts[1],
                            o.gauge_deltas.get("Innodb_buffer_pool_pages_dirty"), counts[2])
@@ -264,40 +357,40 @@ def measured_workload(ev: WorkloadEvidence, o: Observed, sleeping: bool = True,
         if share is not None:
             changes["dblwr_page_share"] = share["dblwr_page_share"]
             assumptions.append(share["line"])
-    # the files' figures the server showed, else the simulator's defaults and why
+    return changes, assumptions
+
+
+def _file_figures(ev: WorkloadEvidence, inputs: dict) -> dict:
+    """The files' figures the server showed (extend size, tablespaces a batch syncs) as
+    Workload changes, else the simulator's defaults and why (both added to inputs)."""
+    changes: dict = {}
     for name, inp, otherwise in (
             ("extend_bytes", ev.extend_bytes,
              "4 extents at a time, as a tablespace over 32 MiB grows"),
             ("tablespaces", ev.tablespaces_written,
              "the files a page flush batch syncs are not known")):
         if inp.value:
-            take(name, inp)
+            inputs[name] = _measured(inp)
             changes[name] = int(inp.value)
         else:
             inputs[name] = {"value": getattr(DEFAULT_WORKLOAD, name), "source": "default",
                             "detail": f"{inp.detail}: {otherwise}"}
-    inputs["work_cv"] = {"value": DEFAULT_WORK_CV, "source": "default",
-                         "detail": "how much transactions differ is not shown by the server; "
-                         "the lab's calibrations measured 0.28-0.5 for inserts"}
+    return changes
+
+
+def _commit_sleeps_input(o: Observed, sleeping: bool, commit_syncs: float,
+                         inputs: dict) -> dict:
+    """commit_sleeps as a Workload change (and its input) where a commit sleeps on more
+    than one sync, on average."""
     sleeps = commit_sleeps(o, commit_syncs) if sleeping else 1.0
-    if sleeps > 1:
-        changes["commit_sleeps"] = sleeps
-        inputs["commit_sleeps"] = {
-            "value": sleeps, "source": "measured",
-            "detail": f"{min(2.0, commit_syncs):g} syncs on a commit's path (redo and binary "
-                      "log): a group's leader sleeps on each, its followers once, "
-                      f"{_group_size(o):.2f} commits a group"}
-    floor, inputs["round_trip_floor_us"] = round_trip_floor(ev.handoff, conns,
-                                                            ev.handoff_note, cpu / stmts)
-    wl = replace(base, connections=conns, cpu_us_per_trx=round(cpu, 3),
-                 commit_cpu_us=round(commit_cpu, 3), sleep_cpu_us=round(sleep_cpu, 3),
-                 client_us_per_trx=round(outside, 3),
-                 client_cpu_us_per_trx=round(client_cpu, 3), statements_per_trx=stmts,
-                 cpu_us_per_trx_sleeping=round(cpu_sleeping, 3),
-                 client_cpu_us_per_trx_sleeping=round(client_sleeping, 3),
-                 work_cv=DEFAULT_WORK_CV, round_trip_floor_us=floor, **changes)
-    wl.validate()
-    return wl, inputs, assumptions, []
+    if sleeps <= 1:
+        return {}
+    inputs["commit_sleeps"] = {
+        "value": sleeps, "source": "measured",
+        "detail": f"{min(2.0, commit_syncs):g} syncs on a commit's path (redo and binary "
+                  "log): a group's leader sleeps on each, its followers once, "
+                  f"{_group_size(o):.2f} commits a group"}
+    return {"commit_sleeps": sleeps}
 
 
 def _group_size(o: Observed) -> float:

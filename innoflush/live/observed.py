@@ -104,69 +104,29 @@ def observe(iv: Interval, product: str, log_bin: bool, trx_commit: int,
     syncs and their source when the server counted them itself (performance_schema)."""
     d = iv.deltas
     s = iv.seconds if iv.seconds > 0 else 1e-9
-    notes: list[str] = []
     commits, source, caveat = estimate_commits(d, product, log_bin)
     fsyncs = d.get("Innodb_data_fsyncs")
     writes = d.get("Innodb_data_writes")
     log_writes = d.get("Innodb_log_writes")
     mariadb = product == "mariadb"
+    redo_syncs: int | None
     if redo_syncs_known is not None:
         redo_syncs, redo_src = redo_syncs_known
-    elif "Innodb_os_log_fsyncs" in d:
-        redo_syncs = d["Innodb_os_log_fsyncs"]
-        redo_src = "Innodb_os_log_fsyncs"
-    elif log_writes is not None:
-        # MariaDB >= 10.8 has no redo-sync counter. With trx_commit=1 (or 3) every redo
-        # write is followed by a sync (unless the log is write-through); otherwise the
-        # log is synced about once per innodb_flush_log_at_timeout.
-        if redo_write_through:
-            redo_syncs = 0
-            redo_src = "0: redo log is write-through (no fsync)"
-        elif trx_commit in (1, 3):
-            redo_syncs = log_writes
-            redo_src = "estimated: Innodb_log_writes (one sync per redo write at trx_commit=1)"
-        else:
-            # Synced about once per innodb_flush_log_at_timeout — and before every
-            # page-flush batch, whose pages' redo must be durable first (the write-ahead
-            # rule): 10 -> 75 redo syncs in 10 s under flushing, counted with strace.
-            timer = int(round(s / max(flush_log_at_timeout, 1e-3)))
-            batches = d.get("Innodb_dblwr_writes", 0)
-            redo_syncs = min(fsyncs if fsyncs is not None else log_writes,
-                             log_writes, timer + batches)
-            redo_src = (f"estimated: one per innodb_flush_log_at_timeout "
-                        f"({flush_log_at_timeout:g} s) and one per doublewrite batch "
-                        "(the write-ahead rule); performance_schema would count them")
     else:
-        redo_syncs, redo_src = None, "unknown"
+        redo_syncs, redo_src = _redo_syncs(d, s, trx_commit, flush_log_at_timeout,
+                                           redo_write_through)
     other = None
     if fsyncs is not None and redo_syncs is not None:
         other = max(0, fsyncs - redo_syncs)
     pages_written = d.get("Innodb_pages_written")
     pages_flushed = d.get("Innodb_buffer_pool_pages_flushed")
     page_writes = pages_written if pages_written is not None else pages_flushed
-    # Pages dirtied in the interval = pages flushed + growth of the dirty-page count: a
-    # short interval may see the commits dirty pages that the page cleaner writes later.
-    dirty_growth = iv.gauge_deltas.get("Innodb_buffer_pool_pages_dirty")
-    pages_dirtied = None
-    if dirty_growth is not None and (pages_flushed is not None or page_writes is not None):
-        pages_dirtied = max(0, (pages_flushed if pages_flushed is not None else page_writes)
-                            + dirty_growth)
+    pages_dirtied = _pages_dirtied(iv, pages_flushed, page_writes)
     running = iv.polls.get("Threads_running") or []
     # every poll is itself a running thread (ours): subtract it
     running_avg = (round(max(0.0, sum(running) / len(running) - 1.0), 3) if running else None)
     pend = iv.polls.get("Innodb_data_pending_fsyncs") or []
     binlog_groups = d.get("Binlog_group_commits")
-    if caveat:
-        notes.append(caveat)
-    if commits == 0:
-        notes.append("no write transactions committed during the interval: rates per commit "
-                     "are not available")
-    if mariadb:
-        notes.append("MariaDB: Innodb_data_writes excludes redo writes (10.5+); "
-                     "Innodb_data_fsyncs includes redo syncs")
-    else:
-        notes.append("MySQL: Innodb_data_writes and Innodb_data_fsyncs include redo writes "
-                     "and syncs; Innodb_os_log_fsyncs is the redo subset")
     return Observed(
         seconds=round(iv.seconds, 3), intervals=intervals, commits=commits,
         commits_per_s=round(commits / s, 3), commits_source=source, commits_note=caveat,
@@ -198,4 +158,62 @@ def observe(iv: Interval, product: str, log_bin: bool, trx_commit: int,
         deltas=dict(d), gauge_deltas=dict(iv.gauge_deltas),
         start_gauges={k: v - iv.gauge_deltas[k] for k, v in iv.end_gauges.items()
                       if k in iv.gauge_deltas},
-        notes=notes)
+        notes=_notes(caveat, commits, mariadb))
+
+
+def _redo_syncs(d: dict, s: float, trx_commit: int, flush_log_at_timeout: float,
+                redo_write_through: bool) -> tuple[int | None, str]:
+    """(the redo log's syncs in the interval, where the figure comes from): the server's
+    counter, else estimated from its redo writes and settings, else unknown."""
+    if "Innodb_os_log_fsyncs" in d:
+        return d["Innodb_os_log_fsyncs"], "Innodb_os_log_fsyncs"
+    log_writes = d.get("Innodb_log_writes")
+    if log_writes is None:
+        return None, "unknown"
+    # MariaDB >= 10.8 has no redo-sync counter. With trx_commit=1 (or 3) every redo
+    # write is followed by a sync (unless the log is write-through); otherwise the
+    # log is synced about once per innodb_flush_log_at_timeout.
+    if redo_write_through:
+        return 0, "0: redo log is write-through (no fsync)"
+    if trx_commit in (1, 3):
+        return log_writes, ("estimated: Innodb_log_writes (one sync per redo write at "
+                            "trx_commit=1)")
+    # Synced about once per innodb_flush_log_at_timeout — and before every
+    # page-flush batch, whose pages' redo must be durable first (the write-ahead
+    # rule): 10 -> 75 redo syncs in 10 s under flushing, counted with strace.
+    timer = int(round(s / max(flush_log_at_timeout, 1e-3)))
+    batches = d.get("Innodb_dblwr_writes", 0)
+    fsyncs = d.get("Innodb_data_fsyncs")
+    return (min(fsyncs if fsyncs is not None else log_writes, log_writes, timer + batches),
+            f"estimated: one per innodb_flush_log_at_timeout ({flush_log_at_timeout:g} s) "
+            "and one per doublewrite batch (the write-ahead rule); performance_schema "
+            "would count them")
+
+
+def _pages_dirtied(iv: Interval, pages_flushed: int | None,
+                   page_writes: int | None) -> int | None:
+    """Pages dirtied in the interval = pages flushed + growth of the dirty-page count: a
+    short interval may see the commits dirty pages that the page cleaner writes later."""
+    dirty_growth = iv.gauge_deltas.get("Innodb_buffer_pool_pages_dirty")
+    if dirty_growth is None or (pages_flushed is None and page_writes is None):
+        return None
+    return max(0, (pages_flushed if pages_flushed is not None else page_writes)
+               + dirty_growth)
+
+
+def _notes(caveat: str | None, commits: int, mariadb: bool) -> list[str]:
+    """What the figures mean that the numbers do not say: the commit count's caveat, and
+    what the flavor's data counters include."""
+    notes: list[str] = []
+    if caveat:
+        notes.append(caveat)
+    if commits == 0:
+        notes.append("no write transactions committed during the interval: rates per commit "
+                     "are not available")
+    if mariadb:
+        notes.append("MariaDB: Innodb_data_writes excludes redo writes (10.5+); "
+                     "Innodb_data_fsyncs includes redo syncs")
+    else:
+        notes.append("MySQL: Innodb_data_writes and Innodb_data_fsyncs include redo writes "
+                     "and syncs; Innodb_os_log_fsyncs is the redo subset")
+    return notes

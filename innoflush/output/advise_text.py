@@ -42,19 +42,41 @@ def _connection_line(c: dict) -> str:
 
 
 def render_text(r: dict) -> str:
-    out: list[str] = []
+    out = _server_lines(r)
+    out.append(_device_line(r["device"]))
+    out.append(f"durability goal: {r['durability']}")
+    if r.get("ignored_rules"):
+        out.append("ignored rules (--ignore-rule): " + ", ".join(r["ignored_rules"]))
+    out += ["", _settings_table(r["settings"]), ""]
+    out += _observed_lines(r["observed"])
+    out += _findings_lines(r["findings"])
+    if r.get("combined_prediction"):
+        out += ["", "all recommendations together (predicted):",
+                _indent(_pred_table(r["combined_prediction"]), 4)]
+    out += _listed("cannot judge", r["cannot_judge"])
+    out += _listed("notes", r["notes"])
+    out += _workload_text(r.get("workload"),
+                          (r.get("source") or {}).get("kind") == "capture")
+    out += _fit_text(r.get("fit"))
+    out += _candidates_text(r.get("candidates") or [])
+    out += _listed("warnings", r["warnings"])
+    return "\n".join(out) + "\n"
+
+
+def _server_lines(r: dict) -> list[str]:
+    """The head: the server and where it was read from (a connection or a capture), its
+    role and replication."""
     s = r["server"]
-    st = r["settings"]
     src = r.get("source") or {}
     version = s["version"] + (f"; version_with_update {s['version_with_update']}"
                               if s.get("version_with_update") else "")
     if s["connection"]:
-        out.append(f"innoflush advise — {s['title']} ({version}) at "
-                   f"{s['connection']['target']} as {s['connection']['user']}")
-        out.append(_connection_line(s["connection"]))
+        out = [f"innoflush advise — {s['title']} ({version}) at "
+               f"{s['connection']['target']} as {s['connection']['user']}",
+               _connection_line(s["connection"])]
     else:
-        out.append(f"innoflush advise — {s['title']} ({version}) from the capture "
-                   f"{src.get('path')} ({src.get('snapshots')} status snapshots)")
+        out = [f"innoflush advise — {s['title']} ({version}) from the capture "
+               f"{src.get('path')} ({src.get('snapshots')} status snapshots)"]
     out.append(f"role: {s['role']} ({s['role_detail']}); simulator flavor {s['sim_flavor']}"
                + (f"; datadir {s['datadir']} on {s['datadir_filesystem']}"
                   if s.get("datadir_filesystem") else ""))
@@ -64,19 +86,20 @@ def render_text(r: dict) -> str:
                    if rep["crash_safe"] else
                    "replication: not shown crash-safe, held to a primary's durability; "
                    "missing: " + "; ".join(rep["missing"]))
-    d = r["device"]
-    if d:
-        out.append(f"device: {d['title']} [{d['source']} {d['name']}] — class {d['class']}, "
-                   f"PLP {d['plp']}, cache verdict {d['verdict']}, O_DIRECT_NO_FSYNC safe: "
-                   f"{_yes_no(d['o_direct_no_fsync_safe'])}"
-                   f"; fsync {_v(d['fsync_median_us'], 1)} µs, fdatasync "
-                   f"{_v(d['fdatasync_median_us'], 1)} µs")
-    else:
-        out.append("device: unknown (no --profile / --measure)")
-    out.append(f"durability goal: {r['durability']}")
-    if r.get("ignored_rules"):
-        out.append("ignored rules (--ignore-rule): " + ", ".join(r["ignored_rules"]))
-    out.append("")
+    return out
+
+
+def _device_line(d: dict | None) -> str:
+    if not d:
+        return "device: unknown (no --profile / --measure)"
+    return (f"device: {d['title']} [{d['source']} {d['name']}] — class {d['class']}, "
+            f"PLP {d['plp']}, cache verdict {d['verdict']}, O_DIRECT_NO_FSYNC safe: "
+            f"{_yes_no(d['o_direct_no_fsync_safe'])}"
+            f"; fsync {_v(d['fsync_median_us'], 1)} µs, fdatasync "
+            f"{_v(d['fdatasync_median_us'], 1)} µs")
+
+
+def _settings_table(st: dict) -> str:
     rows = [
         ["innodb_flush_method", st["innodb_flush_method"]
          + ("" if st["flush_method_source"] == "innodb_flush_method"
@@ -91,90 +114,81 @@ def render_text(r: dict) -> str:
          f"{format_size(st['redo_capacity_bytes']) if st['redo_capacity_bytes'] else '-'} / "
          f"{format_size(st['innodb_buffer_pool_size']) if st['innodb_buffer_pool_size'] else '-'}"],  # noqa: E501
     ]
-    out.append(tabulate(rows, headers=["setting", "current"], tablefmt="simple"))
-    out.append("")
-    o = r["observed"]
-    if o:
-        out.append(f"observed over {o['seconds']:.1f} s ({o['intervals']} interval(s)):")
-        orow = [
-            ["commits/s", _v(o["commits_per_s"]), o["commits_source"]],
-            ["Innodb_data_fsyncs/s", _v(o["data_fsyncs_per_s"]),
-             "includes redo syncs"],
-            ["  redo syncs/s", _v(o["redo_syncs_per_s"]), o["redo_syncs_source"]],
-            ["  other (data files, doublewrite)/s", _v(o["other_fsyncs_per_s"]), ""],
-            ["Innodb_data_writes/s", _v(o["data_writes_per_s"]),
-             "includes redo" if o["data_writes_include_redo"] else "excludes redo (MariaDB)"],
-            ["fsyncs per data write", _v(o["data_fsyncs_per_data_write"], 5), ""],
-            ["redo writes per commit", _v(o["log_writes_per_commit"], 3), "Innodb_log_writes"],
-            ["redo fsyncs per commit", _v(o["os_log_fsyncs_per_commit"], 3),
-             "Innodb_os_log_fsyncs"],
-            ["redo bytes per commit", _v(o["redo_bytes_per_commit"], 0),
-             "Innodb_os_log_written"],
-            ["commits per redo sync", _v(o["commits_per_redo_sync"]), "group-commit size"],
-            ["binlog commits per group", _v(o["binlog_commits_per_group"]),
-             "Binlog_commits / Binlog_group_commits"],
-            ["doublewrite writes/s (pages/s)",
-             f"{_v(o['dblwr_writes_per_s'])} ({_v(o['dblwr_pages_per_s'])})", ""],
-            ["pages written/s", _v(o["pages_written_per_s"]), "Innodb_pages_written"],
-            ["page writes per commit", _v(o["page_writes_per_commit"], 3), ""],
-            ["pages dirtied per commit", _v(o["pages_dirtied_per_commit"], 3),
-             "flushed + growth of dirty pages"],
-            ["Threads_running (avg)", _v(o["threads_running_avg"]), "ours excluded"],
-            ["pending fsyncs (max)", _v(o["pending_fsyncs_max"]),
-             "Innodb_data_pending_fsyncs"],
-        ]
-        out.append(tabulate(orow, headers=["figure", "value", "from"], tablefmt="simple"))
-        out.append("")
-    fs = r["findings"]
-    if fs:
-        out.append(f"{len(fs)} recommendation(s):")
-        trow = [[i + 1, f["severity"], f["setting"], f["current"], f["recommended"],
-                 "yes" if f["restart_needed"] else "no"] for i, f in enumerate(fs)]
-        out.append(tabulate(trow, headers=["#", "severity", "setting", "current",
-                                           "recommended", "restart"], tablefmt="simple"))
-        for i, f in enumerate(fs):
-            out.append("")
-            out.append(f"[{i + 1}] {f['setting']}: {f['current']} -> {f['recommended']} "
-                       f"({f['severity']})")
-            for w in f["why"]:
-                out.append(f"    why: {w}")
-            out.append(f"    risk: {f['risk']}")
-            out.append(f"    restart needed: {'yes' if f['restart_needed'] else 'no'}")
-            out.append("    my.cnf [mysqld]: " + "; ".join(f["my_cnf"]))
-            if f["set_global"]:
-                out.append("    to apply now (not run by innoflush): "
-                           + " ".join(f["set_global"]))
-            p = f.get("predicted")
-            if p:
-                out.append("    predicted (simulated on "
-                           f"{p['sim']['profile']}, {p['sim']['duration_s']:g} s, on the "
-                           "measured workload):")
-                out.append(_indent(_pred_table(p), 6))
-                if horizon := _horizon_text(p):
-                    out.append(f"      {horizon}")
-    else:
-        out.append("nothing to change.")
-    if r.get("combined_prediction"):
-        out.append("")
-        out.append("all recommendations together (predicted):")
-        out.append(_indent(_pred_table(r["combined_prediction"]), 4))
-    if r["cannot_judge"]:
-        out.append("")
-        out.append("cannot judge:")
-        out += [f"  - {x}" for x in r["cannot_judge"]]
-    if r["notes"]:
-        out.append("")
-        out.append("notes:")
-        out += [f"  - {x}" for x in r["notes"]]
-    out += _workload_text(r.get("workload"),
-                          (r.get("source") or {}).get("kind") == "capture")
-    out += _fit_text(r.get("fit"))
-    out += _candidates_text(r.get("candidates") or [])
-    if r["warnings"]:
-        out.append("")
-        out.append("warnings:")
-        out += [f"  - {x}" for x in r["warnings"]]
-    return "\n".join(out) + "\n"
+    return tabulate(rows, headers=["setting", "current"], tablefmt="simple")
+
+
+def _observed_lines(o: dict | None) -> list[str]:
+    """The counters' figures over the interval, a blank line after them."""
+    if not o:
+        return []
+    rows = [
+        ["commits/s", _v(o["commits_per_s"]), o["commits_source"]],
+        ["Innodb_data_fsyncs/s", _v(o["data_fsyncs_per_s"]),
+         "includes redo syncs"],
+        ["  redo syncs/s", _v(o["redo_syncs_per_s"]), o["redo_syncs_source"]],
+        ["  other (data files, doublewrite)/s", _v(o["other_fsyncs_per_s"]), ""],
+        ["Innodb_data_writes/s", _v(o["data_writes_per_s"]),
+         "includes redo" if o["data_writes_include_redo"] else "excludes redo (MariaDB)"],
+        ["fsyncs per data write", _v(o["data_fsyncs_per_data_write"], 5), ""],
+        ["redo writes per commit", _v(o["log_writes_per_commit"], 3), "Innodb_log_writes"],
+        ["redo fsyncs per commit", _v(o["os_log_fsyncs_per_commit"], 3),
+         "Innodb_os_log_fsyncs"],
+        ["redo bytes per commit", _v(o["redo_bytes_per_commit"], 0),
+         "Innodb_os_log_written"],
+        ["commits per redo sync", _v(o["commits_per_redo_sync"]), "group-commit size"],
+        ["binlog commits per group", _v(o["binlog_commits_per_group"]),
+         "Binlog_commits / Binlog_group_commits"],
+        ["doublewrite writes/s (pages/s)",
+         f"{_v(o['dblwr_writes_per_s'])} ({_v(o['dblwr_pages_per_s'])})", ""],
+        ["pages written/s", _v(o["pages_written_per_s"]), "Innodb_pages_written"],
+        ["page writes per commit", _v(o["page_writes_per_commit"], 3), ""],
+        ["pages dirtied per commit", _v(o["pages_dirtied_per_commit"], 3),
+         "flushed + growth of dirty pages"],
+        ["Threads_running (avg)", _v(o["threads_running_avg"]), "ours excluded"],
+        ["pending fsyncs (max)", _v(o["pending_fsyncs_max"]),
+         "Innodb_data_pending_fsyncs"],
+    ]
+    return [f"observed over {o['seconds']:.1f} s ({o['intervals']} interval(s)):",
+            tabulate(rows, headers=["figure", "value", "from"], tablefmt="simple"), ""]
+
+
+def _findings_lines(fs: list[dict]) -> list[str]:
+    """The findings: a table of them, then each with its why, risk, lines and prediction."""
+    if not fs:
+        return ["nothing to change."]
+    rows = [[i + 1, f["severity"], f["setting"], f["current"], f["recommended"],
+             "yes" if f["restart_needed"] else "no"] for i, f in enumerate(fs)]
+    out = [f"{len(fs)} recommendation(s):",
+           tabulate(rows, headers=["#", "severity", "setting", "current", "recommended",
+                                   "restart"], tablefmt="simple")]
+    for i, f in enumerate(fs):
+        out += ["", *_finding_lines(i + 1, f)]
+    return out
+
+
+def _finding_lines(n: int, f: dict) -> list[str]:
+    out = [f"[{n}] {f['setting']}: {f['current']} -> {f['recommended']} ({f['severity']})"]
+    out += [f"    why: {w}" for w in f["why"]]
+    out.append(f"    risk: {f['risk']}")
+    out.append(f"    restart needed: {'yes' if f['restart_needed'] else 'no'}")
+    out.append("    my.cnf [mysqld]: " + "; ".join(f["my_cnf"]))
+    if f["set_global"]:
+        out.append("    to apply now (not run by innoflush): " + " ".join(f["set_global"]))
+    p = f.get("predicted")
+    if p:
+        out.append(f"    predicted (simulated on {p['sim']['profile']}, "
+                   f"{p['sim']['duration_s']:g} s, on the measured workload):")
+        out.append(_indent(_pred_table(p), 6))
+        if horizon := _horizon_text(p):
+            out.append(f"      {horizon}")
+    return out
+
+
+def _listed(title: str, lines: list[str]) -> list[str]:
+    """A titled list (cannot judge, notes, warnings) after a blank line; nothing when empty."""
+    if not lines:
+        return []
+    return ["", f"{title}:", *[f"  - {x}" for x in lines]]
 
 
 def _indent(text: str, n: int) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from innoflush.advisor.candidates import candidate_changes
-from innoflush.advisor.rules.flush_method import deprecated_method_given
+from innoflush.advisor.rules.flush_method_change import deprecated_method_given
 from innoflush.live.facts import facts_from_variables
 
 INNODB = {"innodb_flush_log_at_trx_commit": "1", "innodb_flush_method": "O_DIRECT"}

@@ -267,7 +267,7 @@ def test_no_fsync_risk_is_the_flavors(load_fixture):
 
 
 def test_no_fsync_dropped_when_its_predicted_gain_is_small(load_fixture):
-    from innoflush.advisor.rules.flush_method import drop_unprofitable_no_fsync
+    from innoflush.advisor.rules.o_direct_no_fsync import drop_unprofitable_no_fsync
 
     def pred(pct, span):
         return {"change": {"tps_pct": pct}, "range": {"tps_pct": span}}

@@ -10,14 +10,15 @@ beside the rules add what could not be decided without a device profile to
 walked (first match per family) and what ignoring a rule does: rules/table.py.
 
 Modules: model (the shapes), flush_method, commit (trx-commit, sync-binlog),
-use_fdatasync, doublewrite (each family's entries in order), table (the walk), doc (the
-generated page).
+use_fdatasync, doublewrite (each family's entries in order), o_direct_no_fsync (when
+O_DIRECT_NO_FSYNC is safe and worth it), flush_method_change (how a change of flush
+method is written on the server), table (the walk), doc (the generated page).
 """
 
 from __future__ import annotations
 
 from ..device import DeviceFacts, device_from_profile
-from .flush_method import method_change, no_fsync_fix_present
+from .flush_method_change import method_change
 from .model import (
     DURABILITIES,
     SEVERITIES,
@@ -28,6 +29,7 @@ from .model import (
     Finding,
     Rule,
 )
+from .o_direct_no_fsync import no_fsync_fix_present
 from .table import (
     FAMILIES,
     RULE_IDS,

@@ -6,25 +6,25 @@ profile's plp_verdict says o_direct_no_fsync_safe=true), on a version with the 8
 5.7.25 fix, with doublewrite and data on one filesystem, not on ZFS, and only when
 data-file fsyncs are a visible cost. Never on a volatile cache — and a data-safety finding
 when it is set there. ``fsync`` where O_DIRECT is not supported.
+
+What makes O_DIRECT_NO_FSYNC safe and worth it: o_direct_no_fsync.py; how a change of
+method is written on the server (MariaDB 11's variables): flush_method_change.py.
 """
 
 from __future__ import annotations
 
-from ...live.facts import ServerFacts
 from ...units import format_ns
+from .flush_method_change import change_to_method
 from .model import Change, Check, Context, Rule, dev_name
+from .o_direct_no_fsync import (
+    no_fsync_fix_present,
+    no_fsync_skips,
+    other_fsyncs_visible,
+    safe_for_no_fsync,
+    volatile_cache,
+)
 
 FAMILY = "flush-method"
-# O_DIRECT_NO_FSYNC is worth it when the data-file syncs it removes are a visible cost:
-# at least this many per second, and together at least this share of a second of the
-# device's sync time (syncs/s x the profile's fsync latency). A share of all fsyncs is no
-# measure: at trx_commit=2 the total is tiny, so a few data-file syncs are a large share.
-MIN_OTHER_FSYNCS_PER_S = 1.0
-MIN_OTHER_FSYNC_DEVICE_FRACTION = 0.01
-# and, when the effect is predicted, at least this TPS gain at the best end of the
-# predicted range (its own prediction of +0 % must not come with a recommendation)
-MIN_PREDICTED_GAIN_PCT = 2.0
-NO_FSYNC_RULE = "flush-method.o-direct-no-fsync-on-plp"
 # network filesystems (mountinfo's type; fuse.* too): a direct write's semantics there
 # are the client's and the server's, not a local disk's
 NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "glusterfs", "afs")
@@ -51,72 +51,6 @@ DEDICATED_MANUAL = ("MySQL 8.0 Reference Manual, Enabling Automatic Configuratio
                     "innodb-dedicated-server.html): as of 8.0.14 innodb_dedicated_server "
                     "sets innodb_flush_method to O_DIRECT_NO_FSYNC where available, unless "
                     "it is set explicitly")
-
-
-def no_fsync_fix_present(f: ServerFacts) -> bool:
-    """O_DIRECT_NO_FSYNC fsyncs after create/extend (Bug #27309336) from 5.7.25 / 8.0.14."""
-    if f.is_mariadb:
-        return True  # MariaDB's implementation; the model covers 10.6+
-    v = f.version_tuple
-    return v >= (8, 0, 14) or (5, 7, 25) <= v < (8, 0, 0)
-
-
-def method_change(f: ServerFacts, method: str) -> tuple[str, str, list[str], list[str], bool]:
-    """(setting, recommended text, my.cnf lines, SET GLOBAL lines, restart) for a method."""
-    if f.mariadb11_io_variables:
-        if method == "O_DIRECT_NO_FSYNC":
-            lines = ["innodb_doublewrite = fast"]
-            setting = "innodb_doublewrite"
-        elif method == "O_DIRECT":
-            lines = ["innodb_data_file_buffering = OFF", "innodb_data_file_write_through = OFF"]
-            if f.flush_method == "O_DIRECT_NO_FSYNC":
-                lines = ["innodb_doublewrite = ON"] + lines
-            setting = ("innodb_doublewrite" if f.flush_method == "O_DIRECT_NO_FSYNC"
-                       else "innodb_data_file_buffering")
-        elif method == "fsync":
-            lines = ["innodb_data_file_buffering = ON"]
-            if f.flush_method == "O_DIRECT_NO_FSYNC":
-                lines = ["innodb_doublewrite = ON"] + lines
-            setting = "innodb_data_file_buffering"
-        else:
-            lines = ["innodb_data_file_write_through = ON"]
-            setting = "innodb_data_file_write_through"
-        sets = [f"SET GLOBAL {name} = {value};"
-                for name, value in (ln.split(" = ") for ln in lines)]
-        dynamic = all(f.dynamic(ln.split(" = ")[0], True) for ln in lines)
-        rec = ", ".join(ln.replace(" = ", "=") for ln in lines)
-        return setting, rec, lines, (sets if dynamic else []), not dynamic
-    return ("innodb_flush_method", method, [f"innodb_flush_method = {method}"], [], True)
-
-
-def _current_method_text(f: ServerFacts) -> str:
-    if f.mariadb11_io_variables:
-        return f"{f.flush_method} ({f.flush_method_source})"
-    return f.flush_method
-
-
-def deprecated_method_given(f: ServerFacts) -> str | None:
-    """MariaDB 11: the innodb_flush_method value the server was started with, when it is
-    not the default (O_DIRECT): a deprecated option that, at the next start, overrides
-    innodb_doublewrite and innodb_data_file_* whatever their order in my.cnf (tried on
-    MariaDB 11.8.9: innodb_flush_method=O_DIRECT_NO_FSYNC with innodb_doublewrite=ON
-    starts with fast). SET GLOBAL of the new variables leaves it showing the old value."""
-    if not f.mariadb11_io_variables:
-        return None
-    raw = str(f.variables.get("innodb_flush_method") or "").strip()
-    return raw if raw and raw.upper() != "O_DIRECT" else None
-
-
-def _to_method(ctx: Context, method: str, why: list[str], risk: str) -> Change:
-    f = ctx.facts
-    setting, rec, lines, sets, restart = method_change(f, method)
-    if given := deprecated_method_given(f):
-        why = [*why, f"the server was started with innodb_flush_method={given}, deprecated "
-               "since MariaDB 11.0 (MDEV-30136): remove it from my.cnf, or at the next "
-               "start it overrides the settings above"]
-    return Change(setting=setting, current=_current_method_text(f), recommended=rec, why=why,
-                  risk=risk, restart_needed=restart, my_cnf=lines, set_global=sets,
-                  sim_changes={"innodb_flush_method": method})
 
 
 # ---- what the predicates read -------------------------------------------------------------
@@ -154,42 +88,6 @@ def _fs_why(ctx: Context) -> str:
                    "O_DIRECT is possible"}.get(ctx.filesystem or "", "")
 
 
-def _volatile(ctx: Context) -> bool:
-    d = ctx.device
-    return bool(d and (d.verdict == "volatile-cache" or d.o_direct_no_fsync_safe is False))
-
-
-def _safe_for_no_fsync(ctx: Context) -> bool | None:
-    d = ctx.device
-    if d is None:
-        return None
-    if _volatile(ctx):
-        return False
-    return True if d.o_direct_no_fsync_safe is True else None
-
-
-def _other_fsyncs_visible(ctx: Context) -> tuple[bool, str]:
-    """Whether the data-file syncs O_DIRECT_NO_FSYNC would remove are worth removing:
-    a rate and the device time they take (see MIN_OTHER_FSYNC_DEVICE_FRACTION)."""
-    o = ctx.observed
-    if o is None or o.data_fsyncs_per_s is None or o.other_fsyncs_per_s is None:
-        return False, "no data-file fsync figures were observed"
-    other = o.other_fsyncs_per_s
-    total = o.data_fsyncs_per_s or 0.0
-    text = (f"{other:.1f} data-file/doublewrite fsyncs/s beyond the redo syncs "
-            f"(of {total:.1f} Innodb_data_fsyncs/s")
-    d = ctx.device
-    if not (d and d.fsync_ns):
-        return False, text + "; the device's sync latency is unknown, so not the time " \
-            "they take)"
-    dev_frac = other * d.fsync_ns / 1e9
-    text += (f"; × {format_ns(d.fsync_ns)} per sync = about {dev_frac * 1e3:.1f} ms of "
-             f"device sync time per second, threshold "
-             f"{MIN_OTHER_FSYNC_DEVICE_FRACTION * 1e3:.0f} ms)")
-    visible = other >= MIN_OTHER_FSYNCS_PER_S and dev_frac >= MIN_OTHER_FSYNC_DEVICE_FRACTION
-    return visible, text
-
-
 def _is(*methods: str):
     return lambda ctx: _method(ctx) in methods
 
@@ -198,7 +96,7 @@ def _is(*methods: str):
 
 def _testing_value(ctx: Context) -> Change:
     m = _method(ctx)
-    return _to_method(
+    return change_to_method(
         ctx, "fsync" if _no_direct_fs(ctx) else "O_DIRECT",
         [f"innodb_flush_method={m} is a testing value: InnoDB skips or cuts short the "
          "fsyncs of its data files"],
@@ -207,7 +105,7 @@ def _testing_value(ctx: Context) -> Change:
 
 
 def _no_fsync_without_fix(ctx: Context) -> Change:
-    return _to_method(
+    return change_to_method(
         ctx, "O_DIRECT",
         [f"{ctx.facts.title} predates the O_DIRECT_NO_FSYNC fix of 5.7.25 / 8.0.14 "
          "(Bug #27309336): files are not fsynced after they are created or "
@@ -218,7 +116,7 @@ def _no_fsync_without_fix(ctx: Context) -> Change:
 
 def _no_fsync_on_volatile(ctx: Context) -> Change:
     d = ctx.device
-    return _to_method(
+    return change_to_method(
         ctx, "O_DIRECT",
         [f"O_DIRECT_NO_FSYNC is set, but {dev_name(ctx)} has a volatile write "
          f"cache (verdict: {d.verdict or 'unsafe'})"] + d.reasons[:3]
@@ -232,7 +130,7 @@ def _no_fsync_on_volatile(ctx: Context) -> Change:
 
 
 def _no_fsync_on_zfs(ctx: Context) -> Change:
-    return _to_method(
+    return change_to_method(
         ctx, "fsync",
         [_fs_why(ctx), "O_DIRECT_NO_FSYNC relies on direct writes being durable on "
          "completion, which ZFS does not promise without its own sync"],
@@ -241,14 +139,14 @@ def _no_fsync_on_zfs(ctx: Context) -> Change:
 
 
 def _o_direct_unsupported(ctx: Context) -> Change:
-    return _to_method(
+    return change_to_method(
         ctx, "fsync", [_fs_why(ctx)],
         "none for durability: fsync mode syncs the same files; it only stops asking "
         "the filesystem for a mode it does not provide")
 
 
 def _fsync_double_buffering(ctx: Context) -> Change:
-    return _to_method(
+    return change_to_method(
         ctx, "O_DIRECT",
         [f"innodb_flush_method=fsync reads and writes data files through the OS page "
          f"cache: every page is cached twice (buffer pool and page cache), and dirty "
@@ -258,27 +156,10 @@ def _fsync_double_buffering(ctx: Context) -> Change:
         "should grow by it")
 
 
-def no_fsync_skips(f: ServerFacts) -> str:
-    """What O_DIRECT_NO_FSYNC (MariaDB 11: innodb_doublewrite=fast) stops syncing, per
-    flavor."""
-    if f.is_mariadb and f.mariadb11_io_variables:
-        return ("removes the data files' fsyncs (per checkpoint); the doublewrite buffer "
-                "is still synced before the pages are written in place (innodb_doublewrite"
-                "=fast, MDEV-33545), and so is the redo log")
-    if f.is_mariadb:
-        return ("removes the data files' fsyncs (per checkpoint) and, on MariaDB 10.x, "
-                "also the doublewrite buffer's fsync before the pages are written in place "
-                "(MDEV-33545: only 11.x's innodb_doublewrite=fast syncs it again); the "
-                "redo log's syncs stay")
-    return ("removes the data files' fsyncs (per page-flush batch, one per file) except "
-            "after a file is created or extended (MySQL 8.0.14 / 5.7.25+); the redo log's "
-            "syncs stay")
-
-
 def _no_fsync_worth_it(ctx: Context) -> Change:
     f = ctx.facts
-    _, text = _other_fsyncs_visible(ctx)
-    return _to_method(
+    _, text = other_fsyncs_visible(ctx)
+    return change_to_method(
         ctx, "O_DIRECT_NO_FSYNC",
         [f"observed {text}",
          f"{dev_name(ctx)}: write cache judged non-volatile/safe "
@@ -302,7 +183,7 @@ def _dedicated_no_fsync_on_volatile(ctx: Context) -> Change:
 
 
 def _o_dsync_double_buffering(ctx: Context) -> Change:
-    return _to_method(
+    return change_to_method(
         ctx, "O_DIRECT",
         ["innodb_flush_method=O_DSYNC: InnoDB opens the redo log with O_SYNC (synchronous "
          "writes, not O_DSYNC itself) and fsyncs the data files, which it reads and writes "
@@ -350,7 +231,7 @@ ENTRIES: tuple[Rule | Check, ...] = (
         id="flush-method.dedicated-server-no-fsync-on-volatile-cache",
         severity="data-safety", setting="innodb_flush_method",
         holds=lambda ctx: (_method(ctx) == "O_DIRECT_NO_FSYNC" and _dedicated(ctx)
-                           and _volatile(ctx)),
+                           and volatile_cache(ctx)),
         build=_dedicated_no_fsync_on_volatile,
         summary="MySQL 8.0.14+ with innodb_dedicated_server=ON runs O_DIRECT_NO_FSYNC (what "
                 "the dedicated-server mode picks when innodb_flush_method is not set "
@@ -365,7 +246,7 @@ ENTRIES: tuple[Rule | Check, ...] = (
     Rule(
         id="flush-method.no-fsync-on-volatile-cache", severity="data-safety",
         setting="innodb_flush_method",
-        holds=lambda ctx: _method(ctx) == "O_DIRECT_NO_FSYNC" and _volatile(ctx),
+        holds=lambda ctx: _method(ctx) == "O_DIRECT_NO_FSYNC" and volatile_cache(ctx),
         build=_no_fsync_on_volatile,
         summary="O_DIRECT_NO_FSYNC (MariaDB 11: innodb_doublewrite=fast) is set and the "
                 "device profile judges the data device's write cache volatile (verdict "
@@ -394,7 +275,7 @@ ENTRIES: tuple[Rule | Check, ...] = (
              "may be missing while InnoDB believes them durable.",
         source=OPENZFS_TUNING + "; " + OPENZFS_23),
     _check("cannot_judge",
-           lambda ctx: _method(ctx) == "O_DIRECT_NO_FSYNC" and _safe_for_no_fsync(ctx) is None,
+           lambda ctx: _method(ctx) == "O_DIRECT_NO_FSYNC" and safe_for_no_fsync(ctx) is None,
            lambda ctx: (
                "whether O_DIRECT_NO_FSYNC (set now) is safe: that needs the data device's "
                "write-cache verdict (non-volatile/PLP or cache off) — give --profile with "
@@ -481,12 +362,12 @@ ENTRIES: tuple[Rule | Check, ...] = (
            "O_DIRECT on a network filesystem (O_DIRECT_NO_FSYNC not advised: a direct "
            "write there can need the fsync's COMMIT to be durable)."),
     # O_DIRECT on tmpfs/ZFS was decided above: from here on the filesystem supports it
-    _check("note", lambda ctx: _method(ctx) == "O_DIRECT" and _safe_for_no_fsync(ctx) is False,
+    _check("note", lambda ctx: _method(ctx) == "O_DIRECT" and safe_for_no_fsync(ctx) is False,
            lambda ctx: (f"O_DIRECT_NO_FSYNC is NOT safe on {dev_name(ctx)} (volatile write "
                         "cache): keep O_DIRECT"),
            "O_DIRECT on a device judged volatile (keep O_DIRECT)."),
     _check("cannot_judge",
-           lambda ctx: _method(ctx) == "O_DIRECT" and _safe_for_no_fsync(ctx) is None,
+           lambda ctx: _method(ctx) == "O_DIRECT" and safe_for_no_fsync(ctx) is None,
            lambda ctx: (
                "whether O_DIRECT_NO_FSYNC would be safe: needs the data device's write-cache "
                "verdict (--profile with a plp_verdict, or --measure)"
@@ -520,9 +401,9 @@ ENTRIES: tuple[Rule | Check, ...] = (
            "O_DIRECT with innodb_doublewrite_dir on a filesystem not known (a remote "
            "server)."),
     _check("note",
-           lambda ctx: _method(ctx) == "O_DIRECT" and not _other_fsyncs_visible(ctx)[0],
+           lambda ctx: _method(ctx) == "O_DIRECT" and not other_fsyncs_visible(ctx)[0],
            lambda ctx: (f"O_DIRECT_NO_FSYNC would be safe on {dev_name(ctx)}, but data-file "
-                        f"fsyncs are not a visible cost now ({_other_fsyncs_visible(ctx)[1]})"),
+                        f"fsyncs are not a visible cost now ({other_fsyncs_visible(ctx)[1]})"),
            "O_DIRECT, safe for O_DIRECT_NO_FSYNC, but data-file fsyncs are not a visible "
            "cost."),
     Rule(
@@ -548,27 +429,3 @@ ENTRIES: tuple[Rule | Check, ...] = (
         source=MYSQL_MANUAL + "; MySQL storage/innobase/fil/fil0fil.cc "
                "(fil_buffering_disabled); " + MDEV_33545),
 )
-
-
-def drop_unprofitable_no_fsync(ev, prediction_of) -> bool:
-    """After the candidates were predicted: drop the O_DIRECT_NO_FSYNC finding when its
-    predicted TPS gain stays under MIN_PREDICTED_GAIN_PCT at the best end of the range,
-    with a note saying so. prediction_of(changes) -> the prediction, or None. True when
-    it was dropped."""
-    for f in ev.findings:
-        if f.id != NO_FSYNC_RULE:
-            continue
-        pred = prediction_of(f.sim_changes)
-        if not pred:
-            return False
-        span = (pred.get("range") or {}).get("tps_pct") or []
-        best = max([x for x in [*span, pred["change"].get("tps_pct")] if x is not None],
-                   default=None)
-        if best is None or best >= MIN_PREDICTED_GAIN_PCT:
-            return False
-        ev.findings.remove(f)
-        ev.notes.append(f"O_DIRECT_NO_FSYNC would be safe, but its predicted effect is "
-                        f"{best:+.1f} % TPS at best (under {MIN_PREDICTED_GAIN_PCT:g} %): "
-                        "not recommended")
-        return True
-    return False
