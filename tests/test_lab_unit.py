@@ -24,8 +24,13 @@ from innoflush.lab.experiments.predict import (
     predict,
     predicted_figures,
 )
-from innoflush.lab.load.clients import ClientRun, WorkloadResult, client_cpu_summary, latency_ms
 from innoflush.lab.load.workload import WorkloadSpec, schema_sql
+from innoflush.lab.load.workload_result import (
+    ClientRun,
+    WorkloadResult,
+    client_cpu_summary,
+    latency_ms,
+)
 from innoflush.lab.reports.report import SCHEMA, num, pct, render_text, to_json
 from innoflush.lab.server.for_run import settings_mismatch
 from innoflush.live.observed import observe

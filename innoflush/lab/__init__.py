@@ -2,8 +2,9 @@
 
 from .experiments.options import LabError, LabOptions
 from .experiments.run import lab_run
-from .load.clients import LoadRunner, WorkloadResult, run_workload
+from .load.clients import LoadRunner, run_workload
 from .load.workload import WorkloadError, WorkloadSpec
+from .load.workload_result import WorkloadResult
 from .server.local import LocalServer, ServerError, ServerOptions, find_binaries
 
 __all__ = ["LabError", "LabOptions", "LoadRunner", "LocalServer", "ServerError",
