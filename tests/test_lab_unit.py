@@ -663,7 +663,7 @@ def test_start_state_from_mariadb_and_mysql_status():
 
 
 def test_log_excerpt_puts_the_error_lines_first():
-    from innoflush.lab.server.local import QUOTED_LOG_LINES, log_excerpt
+    from innoflush.lab.server.error_log import QUOTED_LOG_LINES, log_excerpt
 
     mariadb = ("2026-11-25 19:35:00 0 [Note] InnoDB: Using io_uring\n"
                + "2026-11-25 19:35:00 0 [Note] InnoDB: a note\n" * 40
