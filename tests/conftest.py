@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from innoflush.lab.server.backend import ServerError
-from innoflush.lab.server.docker_backend import (
+from innoflush.lab.server.docker_engine import (
     LABEL,
     OFFLINE_IMAGE,
     DockerServerError,
