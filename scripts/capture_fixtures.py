@@ -43,7 +43,8 @@ import threading
 import time
 from pathlib import Path
 
-from innoflush.lab.server.local import LocalServer, ServerOptions, find_binaries
+from innoflush.lab.server.local import LocalServer, ServerOptions
+from innoflush.lab.server.server_binaries import find_binaries
 from innoflush.lab.server.server_root import KNOWN_ROOTS, ServerRoot
 from innoflush.live.capture import CaptureError, read_capture
 

@@ -51,7 +51,8 @@ from innoflush.lab.emulation.emulate import make_emulation  # noqa: E402
 from innoflush.lab.experiments.hostprobe import runq_wait_delta_s  # noqa: E402
 from innoflush.lab.experiments.predict import async_point  # noqa: E402
 from innoflush.lab.load.external import wait_for_page_cleaner  # noqa: E402
-from innoflush.lab.server.local import LocalServer, ServerError, ServerOptions  # noqa: E402
+from innoflush.lab.server.backend import ServerError  # noqa: E402
+from innoflush.lab.server.local import LocalServer, ServerOptions  # noqa: E402
 from innoflush.live.facts import facts_from_variables  # noqa: E402
 from innoflush.live.procfs import REDO_FILES, fd_links, schedstat  # noqa: E402
 

@@ -25,20 +25,16 @@ from pathlib import Path
 
 import pytest
 
-from innoflush.lab.server.docker_backend import (
+from innoflush.lab.server.backend import ServerError
+from innoflush.lab.server.docker_engine import (
     LABEL,
     OFFLINE_IMAGE,
     DockerServerError,
     docker_client,
     get_image,
 )
-from innoflush.lab.server.local import (
-    LocalServer,
-    ServerError,
-    ServerOptions,
-    find_binaries,
-    is_listening,
-)
+from innoflush.lab.server.local import LocalServer, ServerOptions, is_listening
+from innoflush.lab.server.server_binaries import find_binaries
 
 # A suite started in the background (`make test &`, nohup) inherits SIGINT or SIGHUP ignored,
 # and innoflush keeps an ignored signal ignored, as nohup asks: the tests that send them

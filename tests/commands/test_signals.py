@@ -556,7 +556,7 @@ def test_advise_live_mid_run(mariadb_server, server_accounts, inventory, command
 # ---- the lab: Docker ----------------------------------------------------------------------
 
 def _containers(engine, tmp_path: Path) -> list:
-    from innoflush.lab.server.docker_backend import LABEL
+    from innoflush.lab.server.docker_engine import LABEL
 
     return [c for c in engine.containers.list(all=True, filters={"label": LABEL})
             if (c.labels or {}).get(f"{LABEL}.workdir", "").startswith(str(tmp_path))]

@@ -19,15 +19,14 @@ from pathlib import Path
 import pytest
 
 from innoflush.errors import InnoflushError
-from innoflush.lab.server.docker_backend import (
+from innoflush.lab.server.docker_backend import DockerServer, container_args
+from innoflush.lab.server.docker_engine import (
     LABEL,
     LABEL_VALUE,
     OFFLINE_IMAGE,
     DockerEngineError,
-    DockerServer,
     DockerServerError,
     ImageNotFoundError,
-    container_args,
     image_facts,
     lab_containers,
     remove_lab_containers,

@@ -24,8 +24,13 @@ from innoflush.lab.experiments.predict import (
     predict,
     predicted_figures,
 )
-from innoflush.lab.load.clients import ClientRun, WorkloadResult, client_cpu_summary, latency_ms
 from innoflush.lab.load.workload import WorkloadSpec, schema_sql
+from innoflush.lab.load.workload_result import (
+    ClientRun,
+    WorkloadResult,
+    client_cpu_summary,
+    latency_ms,
+)
 from innoflush.lab.reports.report import SCHEMA, num, pct, render_text, to_json
 from innoflush.lab.server.for_run import settings_mismatch
 from innoflush.live.observed import observe
@@ -658,7 +663,7 @@ def test_start_state_from_mariadb_and_mysql_status():
 
 
 def test_log_excerpt_puts_the_error_lines_first():
-    from innoflush.lab.server.local import QUOTED_LOG_LINES, log_excerpt
+    from innoflush.lab.server.error_log import QUOTED_LOG_LINES, log_excerpt
 
     mariadb = ("2026-11-25 19:35:00 0 [Note] InnoDB: Using io_uring\n"
                + "2026-11-25 19:35:00 0 [Note] InnoDB: a note\n" * 40

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from innoflush.errors import InnoflushError
-from innoflush.lab.server.local import LocalServer, ServerError, ServerOptions, find_binaries
+from innoflush.lab.server.backend import ServerError
+from innoflush.lab.server.local import LocalServer, ServerOptions
+from innoflush.lab.server.server_binaries import find_binaries
 
 pytestmark = pytest.mark.server
 

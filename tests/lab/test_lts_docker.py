@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from innoflush.commands.root import main
-from innoflush.lab.server.docker_backend import DockerServerError, get_image
+from innoflush.lab.server.docker_engine import DockerServerError, get_image
 from innoflush.lab.server.local import is_listening
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

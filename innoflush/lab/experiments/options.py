@@ -13,7 +13,9 @@ from ...units import parse_size
 from ...values import SEED_MAX
 from ..load.command_spec import WorkloadCommand
 from ..load.workload import KINDS, WorkloadSpec
-from ..server.local import ServerError, find_binaries, port_in_use
+from ..server.backend import ServerError
+from ..server.local import port_in_use
+from ..server.server_binaries import find_binaries
 from ..server.server_root import ServerRoot
 
 BACKENDS = ("local", "docker")

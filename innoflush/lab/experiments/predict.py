@@ -21,7 +21,7 @@ from ...advisor.predict import async_point_bytes
 from ...errors import InnoflushError
 from ...live.pages import page_counts, page_reentry
 from ...simulator import ServerStart, Workload, simulate
-from ..load.clients import WorkloadResult
+from ..load.workload_result import WorkloadResult
 from .hostprobe import storage_completion_cores
 from .options import LabError
 

@@ -48,9 +48,10 @@ from ...live.procfs import machine_cpu, proc_cpu_seconds, schedstat, thread_cpu
 from ...live.sampling import interval_between, start_state
 from ...profiles import load_profile
 from ..emulation.emulate import Emulation, emulation_result, make_emulation, preload_complaints
-from ..load.clients import WorkloadResult, run_workload
+from ..load.clients import run_workload
 from ..load.external import command_load
 from ..load.workload import WorkloadSpec, prepare
+from ..load.workload_result import WorkloadResult
 from ..reports.report import SCHEMA
 from ..server.for_run import (
     AdviseThread,

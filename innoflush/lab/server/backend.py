@@ -1,4 +1,5 @@
-"""What a lab server backend provides, whichever way it runs the server.
+"""What a lab server backend provides, whichever way it runs the server, and the error
+either raises when its server cannot be set up, started or stopped.
 
 Two backends start a fresh server with the given settings and always stop and remove it:
 ``LocalServer`` (binaries on this host, lab/server/local.py) and ``DockerServer`` (a container
@@ -10,6 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Protocol, runtime_checkable
+
+from ...errors import InnoflushError
+
+
+class ServerError(InnoflushError):
+    """The local server could not be set up, started or stopped."""
 
 
 @runtime_checkable

@@ -20,7 +20,8 @@ offline MariaDB image that docker/build-offline-image.sh builds from Debian's pa
   anonymous volumes — always: it is a context manager, and stop() runs on failure and on
   Ctrl-C too. The server's log is kept as ``workdir/server.log`` (or the whole workdir is
   removed with ``remove_on_stop``). Containers carry the label ``innoflush=lab``;
-  ``remove_lab_containers()`` removes any a killed process left behind.
+  ``remove_lab_containers()`` (lab/server/docker_engine.py, with the engine's client and
+  its images) removes any a killed process left behind.
 
 Run as root, the image's entrypoint gives the datadir to its mysql user (uid 999); run as
 another user, the container runs with that user's uid and gid, so the datadir's files stay
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import secrets
 import shutil
 import ssl
@@ -42,155 +42,27 @@ import docker
 import pymysql
 
 from .ctrl_c import StartInterrupts
-from .local import ServerError, ServerOptions, free_port, port_in_use
+from .docker_engine import (
+    DEFAULT_IMAGE,
+    LABEL,
+    LABEL_VALUE,
+    DockerEngineError,
+    DockerServerError,
+    docker_client,
+    engine_address,
+    engine_reason,
+    get_image,
+    image_facts,
+    parse_version,
+)
+from .local import ServerOptions, free_port, port_in_use
 
-OFFLINE_IMAGE = "innoflush/mariadb:10.11-offline"   # docker/build-offline-image.sh
-DEFAULT_IMAGE = "mysql:8.4"
-OFFICIAL_IMAGES = ("mysql:8.4", "mysql:8.0", "mariadb:11.4", "mariadb:10.11")
 CONTAINER_DATADIR = PurePosixPath("/var/lib/mysql")
-LABEL = "innoflush"
-LABEL_VALUE = "lab"
-BUILD_SCRIPT = "docker/build-offline-image.sh"
-ENGINE_SCRIPT = "scripts/docker-engine.sh"
-_API_TIMEOUT_S = 120          # creating a container copies the image under vfs
-
-
-class DockerServerError(ServerError):
-    """The server container could not be set up, started or stopped."""
-
-
-class DockerEngineError(DockerServerError):
-    """No Docker engine answers (not running, no permission, wrong DOCKER_HOST)."""
-
-
-class ImageNotFoundError(DockerServerError):
-    """The image is not on the engine (and was not pulled)."""
-
-
-def engine_address() -> str:
-    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-
-
-def _engine_reason(exc: BaseException) -> str:
-    text = str(exc)
-    if "PermissionError" in text or "Permission denied" in text:
-        return ("permission denied: add your user to the docker group, or run as root")
-    if "FileNotFoundError" in text or "No such file" in text:
-        return "no socket there"
-    if "Connection refused" in text or "ConnectionRefused" in text:
-        return "connection refused"
-    text = re.sub(r"\s+", " ", text).strip()
-    return text[:200]
-
-
-def docker_client(timeout: float = _API_TIMEOUT_S):
-    """A client of the engine DOCKER_HOST names (or the local socket), API version
-    negotiated; DockerEngineError, one line saying how to start it, when none answers."""
-    try:
-        client = docker.from_env(version="auto", timeout=int(timeout))
-        client.ping()
-    except docker.errors.DockerException as exc:
-        raise DockerEngineError(
-            f"cannot reach the Docker engine at {engine_address()} ({_engine_reason(exc)}): "
-            f"start it (sudo {ENGINE_SCRIPT} start, or systemctl start docker) or point "
-            "DOCKER_HOST at a running engine") from None
-    except OSError as exc:
-        raise DockerEngineError(
-            f"cannot reach the Docker engine at {engine_address()} ({exc}): start it "
-            f"(sudo {ENGINE_SCRIPT} start, or systemctl start docker)") from None
-    return client
-
-
-def how_to_get(image: str) -> str:
-    if image == OFFLINE_IMAGE or image.startswith("innoflush/"):
-        return (f"build it with `sudo {BUILD_SCRIPT}` (no registry needed: it is made from "
-                "Debian's packages; `make docker-ready` does it too)")
-    return (f"get it with `docker pull {image}` where a registry is reachable, or, without "
-            f"one, build the offline MariaDB image with `sudo {BUILD_SCRIPT}` and use "
-            f"--image {OFFLINE_IMAGE}")
-
-
-def get_image(client, image: str, pull: bool = False):
-    """The image object; with pull, pulled when missing. ImageNotFoundError otherwise."""
-    try:
-        return client.images.get(image)
-    except docker.errors.ImageNotFound:
-        pass
-    except docker.errors.APIError as exc:
-        raise DockerServerError(f"cannot inspect the image {image}: "
-                                f"{exc.explanation or exc}") from None
-    if pull:
-        try:
-            return client.images.pull(image)
-        except docker.errors.DockerException as exc:
-            raise ImageNotFoundError(
-                f"Docker image {image} is not on this engine and pulling it failed "
-                f"({_engine_reason(exc)}): {how_to_get(image)}") from None
-    raise ImageNotFoundError(f"Docker image {image} is not on this engine: {how_to_get(image)}")
-
-
-_VERSION_RE = re.compile(r"(?:^|[^\d.])(\d+)\.(\d+)(?:\.(\d+))?")
-
-
-def _parse_version(text: str) -> tuple[int, ...]:
-    text = re.sub(r"^\d+:", "", text.strip())   # a Debian epoch ("1:10.11.6-0+deb12u1")
-    m = _VERSION_RE.search(text)
-    if not m:
-        return ()
-    return tuple(int(g) for g in m.groups() if g is not None)
-
-
-def image_facts(image_obj, image: str) -> tuple[str, tuple[int, ...]]:
-    """(flavor, version) from what the image says: the official images (and ours) set
-    MYSQL_VERSION or MARIADB_VERSION; else the repository name and tag."""
-    env = {}
-    for item in (image_obj.attrs.get("Config") or {}).get("Env") or []:
-        name, _, value = item.partition("=")
-        env[name] = value
-    if env.get("MARIADB_VERSION"):
-        return "mariadb", _parse_version(env["MARIADB_VERSION"])
-    if env.get("MYSQL_VERSION"):
-        return "mysql", _parse_version(env["MYSQL_VERSION"])
-    names = " ".join([image, *image_obj.tags]).lower()
-    flavor = "mariadb" if "mariadb" in names else "mysql"
-    tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else ""
-    return flavor, _parse_version(tag)
 
 
 def _tail_text(text: str, lines: int) -> str:
     rows = [r.strip() for r in text.splitlines() if r.strip()]
     return " | ".join(rows[-lines:]) if rows else "(the container printed nothing)"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def lab_containers(client=None) -> list:
-    """Every container with the label innoflush=lab, running or not."""
-    client = client or docker_client()
-    return client.containers.list(all=True, filters={"label": f"{LABEL}={LABEL_VALUE}"})
-
-
-def remove_lab_containers(client=None, orphans_only: bool = True) -> list[str]:
-    """Remove lab containers left behind; returns their names. With orphans_only, only
-    those whose creating process (label innoflush.pid, on this host) is gone."""
-    client = client or docker_client()
-    removed = []
-    for c in lab_containers(client):
-        pid = (c.labels or {}).get(f"{LABEL}.pid", "")
-        if orphans_only and pid.isdigit() and _pid_alive(int(pid)):
-            continue
-        with contextlib.suppress(docker.errors.NotFound):
-            c.remove(v=True, force=True)
-            removed.append(c.name)
-    return removed
 
 
 def container_args(options: ServerOptions, flavor: str, version: tuple[int, ...], port: int,
@@ -379,7 +251,7 @@ class DockerServer:
                                     f"{exc.explanation or exc}") from None
         except docker.errors.DockerException as exc:
             raise DockerEngineError(f"the Docker engine at {engine_address()} failed while "
-                                    f"starting {self.image}: {_engine_reason(exc)}") from None
+                                    f"starting {self.image}: {engine_reason(exc)}") from None
         self.container_id = self.container.id
 
     def _wait_ready(self, interrupts: StartInterrupts) -> None:
@@ -411,7 +283,7 @@ class DockerServer:
                     conn.close()
                 self._server_version_text = text
                 self._flavor = "mariadb" if "mariadb" in text.lower() else "mysql"
-                self._version = _parse_version(text) or self._version
+                self._version = parse_version(text) or self._version
                 self._pid = self.server_pid()
                 self._ready = True
                 return
@@ -551,7 +423,4 @@ class DockerServer:
         self.stop()
 
 
-__all__ = ["CONTAINER_DATADIR", "DEFAULT_IMAGE", "DockerEngineError", "DockerServer",
-           "DockerServerError", "ImageNotFoundError", "OFFICIAL_IMAGES", "OFFLINE_IMAGE",
-           "container_args", "docker_client", "engine_address", "get_image", "image_facts",
-           "lab_containers", "remove_lab_containers"]
+__all__ = ["CONTAINER_DATADIR", "DockerServer", "container_args"]

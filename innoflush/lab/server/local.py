@@ -1,10 +1,10 @@
 """A MySQL or MariaDB server from the binaries on this host, in a directory of its own.
 
 ``LocalServer`` finds ``mariadbd``/``mysqld`` (on PATH, in /usr/sbin, or under a given
-basedir), initialises a fresh datadir in the work directory it is given, starts the server
-with ``--no-defaults`` on 127.0.0.1 and a free port (and a socket in the work directory),
-waits until it accepts connections, and stops it again — always: it is a context manager,
-and ``stop()`` runs on failure and on Ctrl-C too.
+basedir: lab/server/server_binaries.py), initialises a fresh datadir in the work directory
+it is given, starts the server with ``--no-defaults`` on 127.0.0.1 and a free port (and a
+socket in the work directory), waits until it accepts connections, and stops it again —
+always: it is a context manager, and ``stop()`` runs on failure and on Ctrl-C too.
 
     with LocalServer(tmpdir, options=ServerOptions(innodb_flush_method="O_DIRECT")) as srv:
         conn = srv.connect()           # PyMySQL, root, no password
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import signal
 import socket
@@ -32,17 +31,13 @@ from pathlib import Path
 import pymysql
 
 from ... import signals
-from ...errors import InnoflushError
+from .backend import ServerError
 from .ctrl_c import StartInterrupts
+from .error_log import start_failure, tail
+from .server_binaries import Binaries, find_binaries
 from .server_root import ServerRoot
 
-SERVER_NAMES = ("mariadbd", "mysqld")
-SEARCH_DIRS = ("/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin", "/usr/libexec")
 _SOCKET_MAX = 100  # sun_path is 108 bytes on Linux; leave a margin
-
-
-class ServerError(InnoflushError):
-    """The local server could not be set up, started or stopped."""
 
 
 @dataclass
@@ -77,75 +72,6 @@ class ServerOptions:
         return out
 
 
-@dataclass(frozen=True)
-class Binaries:
-    server: Path
-    install_db: Path | None   # mariadb-install-db; None for MySQL (mysqld --initialize)
-    flavor: str               # "mariadb" or "mysql"
-    version: tuple[int, ...]
-    version_text: str
-
-
-def _version_of(server: Path, root: ServerRoot | None = None) -> tuple[str, tuple[int, ...],
-                                                                     str]:
-    cmd = [str(server), "--no-defaults", "--version"]
-    try:
-        out = subprocess.run(root.chroot_only(cmd) if root else cmd, capture_output=True,
-                             text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ServerError(f"cannot run {server} --version: {exc}") from None
-    text = (out.stdout or out.stderr).strip()
-    m = re.search(r"Ver\s+(\d+)\.(\d+)\.(\d+)", text)
-    if not m:
-        raise ServerError(f"{server}: cannot read its version from {text[:200]!r}")
-    flavor = "mariadb" if "mariadb" in text.lower() else "mysql"
-    return flavor, tuple(int(g) for g in m.groups()), text
-
-
-def _first_executable(names, dirs: list[Path]) -> Path | None:
-    """The first name (in order of preference) found executable in any of dirs."""
-    for name in names:
-        for d in dirs:
-            cand = d / name
-            if cand.is_file() and os.access(cand, os.X_OK):
-                return cand
-    return None
-
-
-def find_binaries(basedir: str | os.PathLike | None = None,
-                  root: ServerRoot | None = None) -> Binaries:
-    """The server binary (and MariaDB's install-db), from basedir or PATH and /usr/sbin;
-    with a root, the paths inside it."""
-    if root is not None:
-        root.check()
-        server = root.server()
-        assert server is not None
-        flavor, version, text = _version_of(server, root)
-        return Binaries(server, root.install_db() if flavor == "mariadb" else None, flavor,
-                        version, text)
-    if basedir is not None:
-        base = Path(basedir)
-        dirs = [base / "bin", base / "sbin", base / "libexec", base]
-    else:
-        dirs = [Path(d) for d in os.environ.get("PATH", "").split(os.pathsep) if d]
-        dirs += [Path(d) for d in SEARCH_DIRS]
-    server = _first_executable(SERVER_NAMES, dirs)
-    if server is None:
-        where = str(basedir) if basedir is not None else "PATH or " + ", ".join(SEARCH_DIRS)
-        raise ServerError(f"no mariadbd or mysqld found in {where}: install the MariaDB or "
-                          "MySQL server package (e.g. apt-get install mariadb-server) or "
-                          "give the server's basedir")
-    flavor, version, text = _version_of(server)
-    install_db = None
-    if flavor == "mariadb":
-        install_db = _first_executable(("mariadb-install-db", "mysql_install_db"),
-                                       dirs + [server.parent, Path("/usr/bin")])
-        if install_db is None:
-            raise ServerError(f"{server} is MariaDB but mariadb-install-db was not found "
-                              "next to it or on PATH")
-    return Binaries(server, install_db, flavor, version, text)
-
-
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
@@ -167,53 +93,6 @@ def is_listening(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bo
             return True
     except OSError:
         return False
-
-
-def tail(path: Path, lines: int = 15) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return "(no error log)"
-    rows = [r for r in text.splitlines() if r.strip()]
-    return " | ".join(rows[-lines:]) if rows else "(error log is empty)"
-
-
-# A failed start is reported as one error line, then at most this many lines of the
-# server's log quoted (indented), then where the whole log was kept: the cause (an
-# "[ERROR] unknown option") first, not at the end of a 1,500-character line of notes.
-QUOTED_LOG_LINES = 5
-_QUOTED_LINE_MAX = 200
-_ERROR_MARK = re.compile(r"\[ERROR\]")
-
-
-def log_excerpt(text: str, lines: int = QUOTED_LOG_LINES) -> list[str]:
-    """The log lines that name the cause: its [ERROR] lines from the mark on (the
-    timestamp dropped), else its last lines; each cut to a readable length."""
-    rows = [r.strip() for r in text.splitlines() if r.strip()]
-    errors = [r[m.start():] for r in rows if (m := _ERROR_MARK.search(r))]
-    picked = errors[:lines] if errors else rows[-lines:]
-    return [r if len(r) <= _QUOTED_LINE_MAX else r[:_QUOTED_LINE_MAX - 3] + "..."
-            for r in picked]
-
-
-def start_failure(what: str, log: Path) -> str:
-    """what, the log's excerpt as indented lines, and a copy of the whole log kept in the
-    temporary directory (the work directory holding the log is removed on the way out)."""
-    try:
-        text = log.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return f"{what} (it wrote no error log)"
-    quoted = log_excerpt(text)
-    if not quoted:
-        return f"{what} (its error log is empty)"
-    try:
-        fd, kept = tempfile.mkstemp(prefix="innoflush-server-", suffix=".log")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        where = f"  full log: {kept}"
-    except OSError as exc:
-        where = f"  (the full log could not be kept: {exc.strerror or exc})"
-    return "\n".join([f"{what}; its error log says:", *(f"    {r}" for r in quoted), where])
 
 
 class _StartFailed(ServerError):
@@ -556,5 +435,5 @@ def initialized_datadir(workdir: str | os.PathLike,
     return srv.datadir
 
 
-__all__ = ["Binaries", "LocalServer", "ServerError", "ServerOptions", "find_binaries",
-           "free_port", "is_listening", "port_in_use"]
+__all__ = ["LocalServer", "ServerOptions", "free_port", "initialized_datadir", "is_listening",
+           "port_in_use"]
