@@ -10,10 +10,10 @@ import click
 
 from ..errors import InnoflushError, OptionError
 from ..lab.experiments.calibrate import lab_calibrate
-from ..lab.experiments.calibrate import render_text as render_calibrate_text
 from ..lab.experiments.options import LabOptions
 from ..lab.experiments.run import lab_run
 from ..lab.reports import report as run_report
+from ..lab.reports.calibrate_report import render_text as render_calibrate_text
 from ..lab.server.server_args import SERVER_OPTION_HELP
 from ..outfile import OutputFailed, attempt
 from ..output.charts.output import check_targets, emit

@@ -12,13 +12,13 @@ from innoflush.commands.root import main
 from innoflush.lab.experiments import run_setup
 from innoflush.lab.experiments.options import LabOptions
 from innoflush.lab.experiments.predict import compare
-from innoflush.lab.experiments.validate import (
+from innoflush.lab.experiments.prediction_accuracy import (
     MAPE_FIGURES,
-    cell_plans,
     device_summary,
     directions,
     mape,
 )
+from innoflush.lab.experiments.validate import cell_plans
 from innoflush.measure import quick_tests
 from tests.helpers.simprofiles import device
 

@@ -24,7 +24,7 @@ within ×/÷FACTOR of the one measured ratio).
 
 from __future__ import annotations
 
-from .validate import NOISE_PCT
+from .prediction_accuracy import NOISE_PCT
 
 FACTOR = 1.3            # a predicted ratio within ×/÷ this of the measured one is "within"
 

@@ -57,6 +57,7 @@ from .change_cells import (
 from .change_judging import FACTOR, classify
 from .options import LabError, LabOptions, RunPlan
 from .predict import predict, sim_config
+from .prediction_accuracy import NOISE_PCT
 from .repeatability import (
     direction_beyond_noise,
     repeat_pairs,
@@ -65,7 +66,7 @@ from .repeatability import (
 )
 from .run import measure_one
 from .run_setup import load_or_measure, make_base_dir, run_checked
-from .validate import LOCAL, NOISE_PCT, check_references, device_entry, host_facts
+from .validate import LOCAL, check_references, device_entry, host_facts
 
 SCHEMA = "innoflush.lab-validate-changes/1"
 @dataclass

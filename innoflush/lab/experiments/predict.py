@@ -29,6 +29,84 @@ SIM_MIN_S = 3.0               # at least this many simulated seconds (page clean
 SIM_WARMUP_S = 1.0            #    checkpoint run about once a second)
 
 
+def _server_cpu_us(server_cpu_s: float | None, commits: int, lines: list[str]) -> float:
+    """cpu_us_per_trx: the server process's CPU per commit, or the default."""
+    if server_cpu_s is not None:
+        cpu_us = server_cpu_s * 1e6 / commits
+        lines.append(f"cpu_us_per_trx = {cpu_us:.1f} (server process CPU "
+                     f"{server_cpu_s:.3f} s / {commits:,} commits)")
+        return cpu_us
+    cpu_us = Workload().cpu_us_per_trx
+    lines.append(f"cpu_us_per_trx = {cpu_us:.1f} (default: the server's CPU time could "
+                 "not be read)")
+    return cpu_us
+
+
+def _tablespace_growth(files: dict | None, commits: int, base: Workload,
+                       lines: list[str]) -> tuple[int, float]:
+    """(tablespaces, growth_bytes_per_trx) from the InnoDB files written and grown, or
+    the defaults when the datadir was not readable."""
+    if files is not None:
+        tablespaces = max(1, files["tablespaces_written"])
+        growth = files["growth_bytes"] / commits
+        lines.append(f"tablespaces = {tablespaces} (InnoDB files written during the run: "
+                     f"{', '.join(files['files_written'][:6]) or 'none'})")
+        lines.append(f"growth_bytes_per_trx = {growth:.1f} ({files['growth_bytes']:,} bytes "
+                     f"of tablespace growth / commits)")
+        return tablespaces, growth
+    tablespaces = Workload().tablespaces
+    growth = base.growth_bytes_per_trx
+    lines.append(f"tablespaces = {tablespaces} (default: the datadir was not readable)")
+    lines.append(f"growth_bytes_per_trx = {growth:.1f} (400 B per inserted row, assumed: "
+                 "the datadir was not readable)")
+    return tablespaces, growth
+
+
+def _extend_bytes(extensions: dict | None, lines: list[str]) -> int:
+    """extend_bytes: the mean size step of the files the ExtensionWatch saw grow, or the
+    simulator's default."""
+    if extensions and extensions.get("extensions"):
+        step = max(64 * 1024, int(extensions["mean_step_bytes"]))
+        lines.append(f"extend_bytes = {step:,} (the InnoDB files grew {extensions['extensions']}"
+                     f" times by {extensions['grown_bytes']:,} bytes in all, polled every "
+                     f"{extensions['interval_s'] * 1e3:g} ms)")
+        return step
+    extend = Workload().extend_bytes
+    lines.append(f"extend_bytes = {extend:,} (simulator default"
+                 + (": no file grew while polled" if extensions else "") + ")")
+    return extend
+
+
+def _page_shares(commits: int, d: dict, dirty_growth: int | None, base: Workload,
+                 lines: list[str]) -> tuple[float, float, float]:
+    """(pages_dirtied_per_trx, hot_page_share, dblwr_page_share): page_reentry's split of
+    the pages flushed when the run flushed enough, else the advisor's pages dirtied, no
+    hot pages and the doublewritten share of the pages written."""
+    created, flushed, dblwr_pages = page_counts(d)
+    fit = page_reentry(commits, created, flushed, dirty_growth, dblwr_pages)
+    if fit is not None:
+        lines.extend(fit["lines"])
+        return fit["pages_dirtied_per_trx"], fit["hot_page_share"], fit["dblwr_page_share"]
+    pages_dirtied = base.pages_dirtied_per_trx
+    hot_share = Workload().hot_page_share
+    share = Workload().dblwr_page_share
+    lines.append(f"pages_dirtied_per_trx = {pages_dirtied:.4g} (the larger of "
+                 "Innodb_pages_written and pages flushed + growth of dirty pages, / "
+                 "commits)")
+    lines.append(f"hot_page_share = {hot_share:g} (simulator default: fewer than 100 "
+                 "pages flushed, or a count missing)")
+    pages = d.get("Innodb_pages_written", 0)
+    if pages >= 100:
+        dblwr = d.get("Innodb_dblwr_pages_written", 0)
+        share = round(min(1.0, dblwr / pages), 4)
+        lines.append(f"dblwr_page_share = {share:.3g} (Innodb_dblwr_pages_written "
+                     f"{dblwr:,} / Innodb_pages_written {pages:,})")
+    else:
+        lines.append(f"dblwr_page_share = {share:g} (simulator default: fewer than 100 "
+                     "pages written)")
+    return pages_dirtied, hot_share, share
+
+
 def derive_workload(*, connections: int, commits: int, server_cpu_s: float | None,
                     client_cpu_s: float, statements_per_trx: int, round_trip_us: float,
                     observed, files: dict | None,
@@ -64,14 +142,7 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
                        "workload from")
     base, _ = workload_from_observed(observed, connections)
     lines: list[str] = [f"connections = {connections} (client processes)"]
-    if server_cpu_s is not None:
-        cpu_us = server_cpu_s * 1e6 / commits
-        lines.append(f"cpu_us_per_trx = {cpu_us:.1f} (server process CPU "
-                     f"{server_cpu_s:.3f} s / {commits:,} commits)")
-    else:
-        cpu_us = Workload().cpu_us_per_trx
-        lines.append(f"cpu_us_per_trx = {cpu_us:.1f} (default: the server's CPU time could "
-                     "not be read)")
+    cpu_us = _server_cpu_us(server_cpu_s, commits, lines)
     client_cpu_us = client_cpu_s * 1e6 / commits
     client_us = client_cpu_us + statements_per_trx * round_trip_us
     lines.append(f"client_us_per_trx = {client_us:.1f} (client CPU {client_cpu_us:.1f} µs + "
@@ -86,54 +157,10 @@ def derive_workload(*, connections: int, commits: int, server_cpu_s: float | Non
     lines.append(f"binlog_bytes_per_trx = {base.binlog_bytes_per_trx}"
                  + (" (Binlog_bytes_written / commits)" if observed.binlog_bytes_per_commit
                     else " (simulator default: not counted or binlog off)"))
-    if files is not None:
-        tablespaces = max(1, files["tablespaces_written"])
-        growth = files["growth_bytes"] / commits
-        lines.append(f"tablespaces = {tablespaces} (InnoDB files written during the run: "
-                     f"{', '.join(files['files_written'][:6]) or 'none'})")
-        lines.append(f"growth_bytes_per_trx = {growth:.1f} ({files['growth_bytes']:,} bytes "
-                     f"of tablespace growth / commits)")
-    else:
-        tablespaces = Workload().tablespaces
-        growth = base.growth_bytes_per_trx
-        lines.append(f"tablespaces = {tablespaces} (default: the datadir was not readable)")
-        lines.append(f"growth_bytes_per_trx = {growth:.1f} (400 B per inserted row, assumed: "
-                     "the datadir was not readable)")
-    extend = Workload().extend_bytes
-    if extensions and extensions.get("extensions"):
-        step = max(64 * 1024, int(extensions["mean_step_bytes"]))
-        extend = step
-        lines.append(f"extend_bytes = {step:,} (the InnoDB files grew {extensions['extensions']}"
-                     f" times by {extensions['grown_bytes']:,} bytes in all, polled every "
-                     f"{extensions['interval_s'] * 1e3:g} ms)")
-    else:
-        lines.append(f"extend_bytes = {extend:,} (simulator default"
-                     + (": no file grew while polled" if extensions else "") + ")")
-    d = deltas or {}
-    created, flushed, dblwr_pages = page_counts(d)
-    fit = page_reentry(commits, created, flushed, dirty_growth, dblwr_pages)
-    if fit is not None:
-        pages_dirtied = fit["pages_dirtied_per_trx"]
-        hot_share, share = fit["hot_page_share"], fit["dblwr_page_share"]
-        lines.extend(fit["lines"])
-    else:
-        pages_dirtied = base.pages_dirtied_per_trx
-        hot_share = Workload().hot_page_share
-        share = Workload().dblwr_page_share
-        lines.append(f"pages_dirtied_per_trx = {pages_dirtied:.4g} (the larger of "
-                     "Innodb_pages_written and pages flushed + growth of dirty pages, / "
-                     "commits)")
-        lines.append(f"hot_page_share = {hot_share:g} (simulator default: fewer than 100 "
-                     "pages flushed, or a count missing)")
-        pages = d.get("Innodb_pages_written", 0)
-        if pages >= 100:
-            dblwr = d.get("Innodb_dblwr_pages_written", 0)
-            share = round(min(1.0, dblwr / pages), 4)
-            lines.append(f"dblwr_page_share = {share:.3g} (Innodb_dblwr_pages_written "
-                         f"{dblwr:,} / Innodb_pages_written {pages:,})")
-        else:
-            lines.append(f"dblwr_page_share = {share:g} (simulator default: fewer than 100 "
-                         "pages written)")
+    tablespaces, growth = _tablespace_growth(files, commits, base, lines)
+    extend = _extend_bytes(extensions, lines)
+    pages_dirtied, hot_share, share = _page_shares(commits, deltas or {}, dirty_growth, base,
+                                                   lines)
     wl = Workload(connections=connections, cpu_us_per_trx=round(cpu_us, 3),
                   client_us_per_trx=round(client_us, 3),
                   statements_per_trx=max(1, statements_per_trx),

@@ -22,9 +22,10 @@ For every combination of flush method × trx_commit × sync_binlog × connection
    measured − 1).
 
 This module holds that orchestration (``measure_one``: steps 1-5 up to the prediction,
-shared with ``lab calibrate`` and ``lab validate``; ``run_one``: one run with its
-prediction; ``lab_run``: all of them); what the three commands do around their runs (the
-work directory, the device profile, one run's errors) is in ``run_setup``.
+shared with ``lab calibrate`` and ``lab validate``, its readings at step 4 in
+``run_window``; ``run_one``: one run with its prediction; ``lab_run``: all of them); what
+the three commands do around their runs (the work directory, the device profile, one
+run's errors) is in ``run_setup``.
 
 Nothing here fits the model to the measured TPS: the server CPU, client time, redo,
 page writes, tablespaces and growth per transaction are measured, and the TPS,
@@ -35,7 +36,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -44,7 +44,7 @@ from ...errors import InnoflushError
 from ...live.connect import ReadOnlySession
 from ...live.facts import filesystem_of, gather_facts
 from ...live.observed import observe
-from ...live.procfs import machine_cpu, proc_cpu_seconds, schedstat, thread_cpu
+from ...live.procfs import thread_cpu
 from ...live.sampling import interval_between, start_state
 from ...profiles import load_profile
 from ..emulation.emulate import Emulation, emulation_result, make_emulation, preload_complaints
@@ -54,7 +54,6 @@ from ..load.workload import WorkloadSpec, prepare
 from ..load.workload_result import WorkloadResult
 from ..reports.report import SCHEMA
 from ..server.for_run import (
-    AdviseThread,
     advise_summary,
     connection_params,
     docker_server_class,
@@ -66,11 +65,7 @@ from ..server.for_run import (
     status_snapshot,
 )
 from .command_run import command_run_doc, command_workload_doc
-from .hostprobe import (
-    ExtensionWatch,
-    innodb_files,
-    run_accounts,
-)
+from .hostprobe import run_accounts
 from .options import LabError, LabOptions, RunPlan, plan_runs
 from .predict import (
     compare,
@@ -89,6 +84,7 @@ from .run_setup import (
     make_base_dir,
     run_checked,
 )
+from .run_window import RunWindow
 
 # how long a predicting advise may simulate after its sampling (its fit and candidates)
 ADVISE_PREDICT_TIMEOUT_S = 600.0
@@ -173,6 +169,95 @@ class Measured:
 
 
 
+def _make_server(opts: LabOptions, plan: RunPlan, workdir: Path,
+                 emulation: Emulation | None) -> tuple:
+    """The run's server, with the emulated device's library preloaded when asked:
+    (server, the emulation's log)."""
+    server_kw: dict = {}
+    emu_log = None
+    if emulation is not None:
+        server_kw, emu_log = emulation.prepare(workdir.with_name(workdir.name + "-emulate"),
+                                               opts.backend)
+    return make_server(opts, workdir, server_options(opts, plan), **server_kw), emu_log
+
+
+def _start_server(server, backend: str) -> None:
+    try:
+        server.start()
+    except InnoflushError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a backend's own error: one line
+        raise LabError(f"{backend} backend: {type(exc).__name__}: {exc}") from None
+
+
+def _prepare_load(opts: LabOptions, server, workdir: Path, spec: WorkloadSpec, params,
+                  facts, conn, say):
+    """The lab's schema created and preloaded (None: its client processes drive the
+    load), or the user's command prepared (its load, lab/load/external.py)."""
+    if opts.command is None:
+        say("creating the schema and preloading")
+        prepare(conn, spec)
+        return None
+    load = command_load(opts, server, workdir, spec, params, facts)
+    say(f"preparing the server for {opts.command.name}"
+        + (" (--workload-prepare)" if opts.command.prepare else ""))
+    load.prepare(conn)
+    return load
+
+
+def _drive_load(opts: LabOptions, spec: WorkloadSpec, params, cores: int, load,
+                window: RunWindow, during, say) -> WorkloadResult | None:
+    """Release the load over the window: the lab's client processes (their result), or
+    the user's command (None: its result is read from the counters afterwards)."""
+    say(("starting the client processes" if load is None else
+         f"starting {opts.command.name}")
+        + (f" ({spec.warmup_s:g} s of warm-up first)" if spec.warmup_s else ""))
+    wr = None
+    try:
+        if load is None:
+            wr = run_workload(params, spec, cores, at_start=window.at_start, during=during)
+            window.at_end()
+        else:
+            load.drive(lambda: status_snapshot(window.session).status, window.at_start,
+                       during, window.at_end)
+    finally:
+        window.stop_watch()
+        if load is not None:
+            load.stop()
+    return wr
+
+
+def _window_counters(a, b, facts) -> tuple:
+    """The status interval over the window and what the server did in it: (interval,
+    Observed)."""
+    iv = interval_between(0, a, b)
+    if not iv.valid:
+        raise LabError(f"the status counters cannot be used: {iv.problem}")
+    return iv, observe(iv, facts.product, facts.log_bin, facts.trx_commit,
+                       facts.flush_log_at_timeout, facts.redo_write_through)
+
+
+def _stop_run(server, load, window: RunWindow | None, advise_predict: bool) -> None:
+    """Stop what a run started, whatever happened: the window, the command, the server,
+    then wait for advise."""
+    if window is not None:
+        window.closed.set()
+    if load is not None:
+        load.stop()
+    server.stop()
+    if window is not None and window.advisor is not None:
+        # a predicting advise simulates after its sampling: the server is not needed
+        window.advisor.join(timeout=ADVISE_PREDICT_TIMEOUT_S if advise_predict else 5)
+
+
+def _check_committed(plan: RunPlan, wr: WorkloadResult, client: dict) -> None:
+    if wr.commits == 0:
+        raise LabError(f"run {plan.index}/{plan.total} ({plan.label}): the workload "
+                       "committed no transaction"
+                       + (f" ({client['error_messages'][0]})" if client["error_messages"]
+                          else ""))
+
+
 def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
                 emulation: Emulation | None = None, profile=None,
                 advise_predict: bool = False, advise_observe: bool = False) -> Measured:
@@ -186,103 +271,41 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
     cores = os.cpu_count() or 1
     requested = plan.requested(opts)
     say = (lambda phase: progress(plan, phase)) if progress else (lambda phase: None)
-    server_kw: dict = {}
-    emu_log = None
-    if emulation is not None:
-        server_kw, emu_log = emulation.prepare(workdir.with_name(workdir.name + "-emulate"),
-                                               opts.backend)
-    server = make_server(opts, workdir, server_options(opts, plan), **server_kw)
-    advisor = None
-    window_closed = threading.Event()   # advise's fit and predictions wait for it
+    server, emu_log = _make_server(opts, plan, workdir, emulation)
+    window: RunWindow | None = None
     load = None
     complaints: list[str] = []
     try:
         say("starting the server" + (f" (emulating {emulation.profile.name})"
                                      if emulation else ""))
-        try:
-            server.start()
-        except InnoflushError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a backend's own error: one line
-            raise LabError(f"{opts.backend} backend: {type(exc).__name__}: {exc}") from None
+        _start_server(server, opts.backend)
         conn = server.connect()
         session = ReadOnlySession(conn)
         facts = gather_facts(session)
         back = read_back(facts)
         mismatch = settings_mismatch(requested, back)
         params = connection_params(server)
-        if opts.command is None:
-            say("creating the schema and preloading")
-            prepare(conn, spec)
-        else:
-            load = command_load(opts, server, workdir, spec, params, facts)
-            say(f"preparing the server for {opts.command.name}"
-                + (" (--workload-prepare)" if opts.command.prepare else ""))
-            load.prepare(conn)
+        load = _prepare_load(opts, server, workdir, spec, params, facts, conn, say)
         pid = server.server_pid()
         port = server.port
         rtt = loopback(conn, server_pid=pid)
         threads_pre = thread_cpu(pid) if pid else {}
-        snaps: dict = {}
-        watch = ExtensionWatch(server.datadir) if opts.watch_extensions else None
-
-        def at_start():
-            snaps["files0"] = innodb_files(server.datadir)
-            snaps["cpu0"] = proc_cpu_seconds(pid) if pid else None
-            snaps["threads0"] = thread_cpu(pid) if pid else {}
-            snaps["sched0"] = schedstat(pid)
-            snaps["mach0"] = machine_cpu()
-            snaps["a"] = status_snapshot(session)
-            if watch is not None:
-                watch.start()
+        window = RunWindow(server, session, pid, opts.watch_extensions)
 
         def during():
-            nonlocal advisor
             say(f"measuring the {opts.command.name if load else spec.kind} workload for "
                 f"{spec.duration_s:g} s")
             if opts.advise:
-                # an external command's connections are advise's to measure
-                advisor = AdviseThread(server, profile, max(1.0, spec.duration_s - 1.0),
-                                        None if load else plan.connections,
-                                        is_local=opts.backend == "local",
-                                        predict=advise_predict, observe=advise_observe,
-                                        window_closed=window_closed)
-                advisor.start()
-
-        def at_end():
-            snaps["b"] = status_snapshot(session)
-            snaps["cpu1"] = proc_cpu_seconds(pid) if pid else None
-            snaps["threads1"] = thread_cpu(pid) if pid else {}
-            snaps["sched1"] = schedstat(pid)
-            snaps["mach1"] = machine_cpu()
-            snaps["files1"] = innodb_files(server.datadir)
-            window_closed.set()
+                window.start_advise(opts, profile, spec.duration_s,
+                                    None if load else plan.connections, advise_predict,
+                                    advise_observe)
 
         start = start_state(status_snapshot(session).status)
-        say(("starting the client processes" if load is None else
-             f"starting {opts.command.name}")
-            + (f" ({spec.warmup_s:g} s of warm-up first)" if spec.warmup_s else ""))
-        try:
-            if load is None:
-                wr = run_workload(params, spec, cores, at_start=at_start, during=during)
-                at_end()
-            else:
-                load.drive(lambda: status_snapshot(session).status, at_start, during,
-                           at_end)
-        finally:
-            if watch is not None and watch.is_alive():
-                watch.stop_event.set()
-                watch.join(timeout=5)
-            if load is not None:
-                load.stop()
-        b = snaps["b"]
-        if advisor is not None:
-            advisor.join(timeout=max(5.0, spec.duration_s))
-        iv = interval_between(0, snaps["a"], b)
-        if not iv.valid:
-            raise LabError(f"the status counters cannot be used: {iv.problem}")
-        observed = observe(iv, facts.product, facts.log_bin, facts.trx_commit,
-                           facts.flush_log_at_timeout, facts.redo_write_through)
+        wr = _drive_load(opts, spec, params, cores, load, window, during, say)
+        b = window.snaps["b"]
+        if window.advisor is not None:
+            window.advisor.join(timeout=max(5.0, spec.duration_s))
+        iv, observed = _window_counters(window.snaps["a"], b, facts)
         if load is not None:
             wr = load.result(observed, iv, cores)
         session.close()
@@ -290,35 +313,20 @@ def measure_one(opts: LabOptions, plan: RunPlan, workdir: Path, progress,
             complaints = preload_complaints(server)
         say("stopping the server")
     finally:
-        window_closed.set()
-        if load is not None:
-            load.stop()
-        server.stop()
-        if advisor is not None:
-            # a predicting advise simulates after its sampling: the server is not needed
-            advisor.join(timeout=ADVISE_PREDICT_TIMEOUT_S if advise_predict else 5)
+        _stop_run(server, load, window, advise_predict)
     if server.is_running():
         raise LabError("the server is still running after stop()")
-    emu = None
-    if emulation is not None:
-        emu = emulation_result(emu_log, opts.backend, pid,
-                               iv.deltas.get("Innodb_data_fsyncs"), complaints)
-
-    acc = run_accounts(snaps, threads_pre, wr, cores, mismatch, observed, emu)
-    server_cpu_s, split, files, runq, usage, notes = (acc.server_cpu_s, acc.split, acc.files,
-                                                      acc.runq, acc.usage, acc.notes)
-    client = acc.client
-    if wr.commits == 0:
-        raise LabError(f"run {plan.index}/{plan.total} ({plan.label}): the workload "
-                       "committed no transaction"
-                       + (f" ({client['error_messages'][0]})" if client["error_messages"]
-                          else ""))
+    emu = (emulation_result(emu_log, opts.backend, pid, iv.deltas.get("Innodb_data_fsyncs"),
+                            complaints) if emulation is not None else None)
+    acc = run_accounts(window.snaps, threads_pre, wr, cores, mismatch, observed, emu)
+    _check_committed(plan, wr, acc.client)
     return Measured(plan=plan, spec=spec, requested=requested, facts=facts, back=back,
                     mismatch=mismatch, observed=observed, iv=iv, wr=wr, rtt=rtt, pid=pid,
-                    port=port, server_cpu_s=server_cpu_s, split=split, files=files,
-                    usage=usage, runq=runq, notes=notes, advisor=advisor, emulation=emu,
-                    extensions=watch.result() if watch is not None else None, start=start,
-                    command=load.doc() if load is not None else None)
+                    port=port, server_cpu_s=acc.server_cpu_s, split=acc.split,
+                    files=acc.files, usage=acc.usage, runq=acc.runq, notes=acc.notes,
+                    advisor=window.advisor, emulation=emu,
+                    extensions=window.watch.result() if window.watch is not None else None,
+                    start=start, command=load.doc() if load is not None else None)
 
 
 def workload_for(base_workload, connections: int):
