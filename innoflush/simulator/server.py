@@ -1,27 +1,21 @@
-"""One simulated server: its state by concern, its background threads and its
-connections."""
+"""One simulated server: its threads on its state (server_state.py): the helpers they
+share, its connections, and the wiring that starts its background threads."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from heapq import heappop, heappush
 
-import numpy as np
-
 from ..profiles import DeviceProfile
-from .binlog import Binlog, ordered_commit
-from .buffer_pool import BufferPool
+from .binlog import ordered_commit
 from .config import ServerConfig, ServerStart, Workload, commit_sleep_share
-from .device import Device
 from .events import Environment, SimGen, wake
 from .flavors import PAGE_BYTES
 from .histogram import PENDING
-from .mariadb_page_cleaner import FlushAhead, buf_flush_ahead, mariadb_page_cleaner
-from .measurement import Measurement, Window, largest_burst
+from .mariadb_page_cleaner import buf_flush_ahead, mariadb_page_cleaner
+from .measurement import Window, largest_burst
 from .page_cleaner import adaptive_flush_lwm, page_cleaner
 from .redo import (
-    RedoLog,
     log_checkpointer,
     log_flusher,
     log_free_check,
@@ -30,118 +24,23 @@ from .redo import (
     srv_master_log_flush,
 )
 from .semaphore import Semaphore
+from .server_state import ServerState
 
 # sched_migration_cost_ns (Linux, 0.5 ms): a task that ran more recently than this is
 # cache-hot, and the load balancer leaves it on its run queue
 MIGRATION_COST_S = 500e-6
 
 
-class Server:
-    """The settings the threads read, the host's cores and device, and the state they
-    share: the redo log (redo.py), the buffer pool (buffer_pool.py), MariaDB's flush
-    requests (mariadb_page_cleaner.py), the binlog (binlog.py), the measurement
-    (measurement.py) and the counters."""
+class Server(ServerState):
+    """A simulated server: its state (ServerState, server_state.py) and what its threads
+    do with it: the helpers they share to run on the host's cores and sync, the user
+    threads (connection, fsp_extend), and the wiring that starts the threads and runs
+    the measured window."""
 
     def __init__(self, config: ServerConfig, workload: Workload, profile: DeviceProfile,
                  seed: int, queue_depth: int = 32):
-        self.flavor = config.validate()
-        workload.validate()
-        self.config = config
-        self.workload = workload
-        self.env = env = Environment()
-        self.rng = np.random.default_rng(seed)
-        self.device = Device(env, profile, self.rng, queue_depth)
-        self.cpu = Semaphore(env, config.cpu_cores)
-        self.server_cpu = self.cpu
-        # every commit sleeps on a sync: the redo's (trx_commit=1) or the binlog's
-        self.commits_sleep = (config.innodb_flush_log_at_trx_commit == 1
-                              or (config.log_bin and config.sync_binlog > 0))
-        io_cores = config.io_completion_cores
-        if io_cores and io_cores < config.cpu_cores and self.commits_sleep:
-            # Every commit sleeps on a device completion, and the woken thread runs where
-            # the interrupt was taken (wake-affine); the scheduler then leaves these
-            # cache-hot threads there: the server's connection threads share the
-            # completion cores, the clients and the background work get the others.
-            self.server_cpu = Semaphore(env, io_cores)
-            self.cpu = Semaphore(env, config.cpu_cores - io_cores)
-        self.counters: Counter[str] = Counter()
-
-        method = config.innodb_flush_method
-        fl = self.flavor
-        self.trx_commit = config.innodb_flush_log_at_trx_commit
-        self.sync_op = "fdatasync" if fl.use_fdatasync(config.innodb_use_fdatasync) else "fsync"
-        self.log_writer_threads = fl.log_writer_threads(config.innodb_log_writer_threads,
-                                                        config.cpu_cores, config.log_bin)
-        self.io = fl.io_policy(method)
-        self.data_direct = self.io.data_direct
-        self.dblwr_segment_pages = config.innodb_doublewrite_pages or fl.dblwr_segment_pages
-        self.sync_cpu_half_s = workload.sync_cpu_us * 0.5e-6
-        self.sync_side_cpu_s = workload.sync_side_cpu_us * 1e-6
-        self.wakeup_s = workload.wakeup_us * 1e-6
-        self.sleep_cpu_s = workload.sleep_cpu_us * 1e-6
-        self.sleep_side_cpu_s = workload.sleep_side_cpu_us * 1e-6
-        # Who waits for a core when the device completes its redo I/O (device_woken):
-        # the connection that leads the group commit (MySQL 5.7, MariaDB), not MySQL
-        # 8.0's log_writer/log_flusher, which spin on their core between requests
-        # (innodb_log_spin_cpu_abs_lwm) and were never measured here.
-        self.redo_io_requeues = not self.log_writer_threads
-
-        self.redo = RedoLog(env, fl, config)
-        self.buf_pool = BufferPool(config, workload, self.rng)
-        self.flush_ahead = FlushAhead()   # read by MariaDB's flavors only
-        self.start_uptime_s: float | None = None   # preload(): a fresh server's age
-        self.binlog = Binlog(fl.redo_sync_in_binlog_flush_stage,
-                             fl.has_binlog_group_commit_counters)
-        self.measurement = Measurement()
-        self.cpu_slots = self._fifo_cpu_slots()
-        # A lone connection finds its core free whenever it asks when no other thread
-        # runs on the server's cores between its statements: no side CPU slices, and
-        # no sync calls' CPU (the log flusher's and the binlog's, in the background at
-        # trx_commit 0/2). Its wire time and its statement's CPU are then one wait.
-        wl = workload
-        self.lone_connection = (wl.connections == 1 and not self.sync_cpu_half_s
-                                and not self.sync_side_cpu_s and not wl.sleep_side_cpu_us)
-
-    def _fifo_cpu_slots(self) -> list[float] | None:
-        """When the cores run nothing but the statements' CPU slices — fixed lengths,
-        first come first served, nobody keeping a core or jumping the queue — a slice's
-        start is known when it queues: the time the first core comes free. Then the
-        cores are a heap of those times and a slice is one timeout, not a wait for a
-        hand-off then a timeout: the same schedule, one event less per queued slice.
-        None where anything else runs on them (the list of what does is server.py's
-        on_cpu callers)."""
-        wl, cfg = self.workload, self.config
-        hold = (not cfg.log_bin and self.trx_commit in (1, 2)
-                and not self.log_writer_threads)
-        # where commits do not sleep a wire is paid on an idle core only (connection):
-        # the heap cannot tell whether a slice that ends this instant has let go of its
-        # core yet, the semaphore can
-        idle_wire = (wl.client_us_per_trx > wl.client_cpu_us_per_trx
-                     and not self.commits_sleep)
-        if (self.server_cpu is not self.cpu or hold or idle_wire or wl.connections < 2
-                or wl.client_cpu_us_per_trx or wl.client_cpu_us_per_trx_sleeping
-                or wl.sync_cpu_us or wl.sync_side_cpu_us or wl.sleep_cpu_us
-                or wl.sleep_side_cpu_us or wl.commit_cpu_us):
-            return None
-        return [0.0] * self.cpu.capacity
-
-    def preload(self, start: ServerStart) -> None:
-        """Start from a server that has redo since its last checkpoint and dirty pages
-        (a ServerStart), before start(): the pages spread evenly over that redo."""
-        start.validate()
-        self.start_uptime_s = start.uptime_s
-        age = int(start.checkpoint_age)
-        self.redo.start_at(age)
-        span = None
-        if not self.flavor.mariadb_page_cleaner:
-            # MySQL's checkpointer trails its oldest dirty page by seconds of redo, and its
-            # page cleaner keeps that page near the adaptive low-water mark: the status
-            # shows the checkpoint age only (the oldest page's is an INNODB_METRICS counter,
-            # off by default), so the pages start no older than that mark
-            span = int(adaptive_flush_lwm(self))
-        self.buf_pool.preload(age, int(start.dirty_pages), span)
-        if start.cleaner_active:
-            self.flush_ahead.cleaner_idle = False
+        # the environment its threads run on: start() and measure() run it
+        super().__init__(Environment(), config, workload, profile, seed, queue_depth)
 
     # ---- small helpers used by the thread functions -------------------------------
     def count(self, name: str, n: int = 1) -> None:
@@ -259,8 +158,8 @@ class Server:
         redo syncs measured (2,612/s against 1,262 at 16 connections)."""
         slots = self.cpu_slots
         if slots is not None:
-            # statements alone on the cores (_fifo_cpu_slots): the first core comes free
-            # at the heap's head; a wait of no length leaves the heap as it is
+            # statements alone on the cores (ServerState._fifo_cpu_slots): the first core
+            # comes free at the heap's head; a wait of no length leaves the heap as it is
             free = slots[0]
             if free > self.env.now:
                 yield self.env.timeout(free - self.env.now)
@@ -285,6 +184,11 @@ class Server:
             self.count("extension_syncs")
 
     def connection(self) -> SimGen[None]:
+        """A client's connection: its transactions one after another, each statement's
+        client CPU, wire and server CPU, then the transaction's redo and dirtied pages
+        and its commit. The simulator's hot path, kept in one piece on purpose: inlined
+        for speed, its commonest steps written out here rather than called
+        (bench/sim_speed.py measures it)."""
         env, wl = self.env, self.workload
         log, buf_pool, meas = self.redo, self.buf_pool, self.measurement
         log_bin = self.config.log_bin
@@ -470,6 +374,24 @@ class Server:
                     trx_latencies.fold()
 
     # ---- wiring --------------------------------------------------------------------
+    def preload(self, start: ServerStart) -> None:
+        """Start from a server that has redo since its last checkpoint and dirty pages
+        (a ServerStart), before start(): the pages spread evenly over that redo."""
+        start.validate()
+        self.start_uptime_s = start.uptime_s
+        age = int(start.checkpoint_age)
+        self.redo.start_at(age)
+        span = None
+        if not self.flavor.mariadb_page_cleaner:
+            # MySQL's checkpointer trails its oldest dirty page by seconds of redo, and its
+            # page cleaner keeps that page near the adaptive low-water mark: the status
+            # shows the checkpoint age only (the oldest page's is an INNODB_METRICS counter,
+            # off by default), so the pages start no older than that mark
+            span = int(adaptive_flush_lwm(self))
+        self.buf_pool.preload(age, int(start.dirty_pages), span)
+        if start.cleaner_active:
+            self.flush_ahead.cleaner_idle = False
+
     def start(self) -> None:
         """Start the flavor's background threads and the workload's connections."""
         env, fl = self.env, self.flavor
