@@ -19,6 +19,7 @@ import os
 import random
 import shutil
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -73,6 +74,11 @@ def _suite_leaves_nothing_behind(tmp_path_factory):
     home = tmp_path_factory.mktemp("innoflush-home")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("INNOFLUSH_HOME", str(home))
+        # Dask's scratch space (/tmp/dask-scratch-space by default, never removed) in
+        # the suite's own directory, for this process and the schedulers and workers
+        mp.setenv("DASK_TEMPORARY_DIRECTORY", str(tmp_path_factory.mktemp("dask")))
+        if "dask" in sys.modules:
+            sys.modules["dask"].config.refresh()
         yield home
     remove_server_datadirs(tmp_path_factory.getbasetemp())
 

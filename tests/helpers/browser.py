@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -39,8 +40,27 @@ def driver(width: int = 1200, height: int = 900):
                 "--host-resolver-rules=MAP * ~NOTFOUND", "--no-proxy-server",
                 "--disable-background-networking", "--disable-component-update"):
         opts.add_argument(arg)
+    # chromium keeps its profile and singleton socket under TMPDIR
+    # (/tmp/org.chromium.Chromium.*) and leaves them there: a directory of our own instead,
+    # removed when the driver quits
+    work = tempfile.mkdtemp(prefix="innoflush-chromium-")
+    opts.add_argument(f"--user-data-dir={work}/profile")
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
+    service = Service(executable_path=CHROMEDRIVER, env={**os.environ, "TMPDIR": work})
+    try:
+        drv = webdriver.Chrome(service=service, options=opts)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    quit_driver = drv.quit
+
+    def quit_and_clean() -> None:
+        try:
+            quit_driver()
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    drv.quit = quit_and_clean
     # and offline as far as the page is concerned (DevTools), on top of the resolver
     drv.execute_cdp_cmd("Network.enable", {})
     drv.execute_cdp_cmd("Network.emulateNetworkConditions", {
