@@ -151,7 +151,8 @@ class _AdviseCommand(click.Command):
                    "STATUS snapshots (mysql -B, mysqladmin extended-status -r -i N, a "
                    "pt-stalk directory) instead of a live server; --interval then gives "
                    "mysqladmin's -i N.")
-@click.option("--json", "as_json", is_flag=True, help="JSON output (keys in the README).")
+@click.option("--json", "as_json", is_flag=True,
+              help="JSON output (keys: docs/commands/advise.md).")
 @click.option("--prom", "prom_path", default=None, metavar="FILE",
               help="Also write the report as Prometheus metrics to FILE (atomically), for "
                    "node_exporter's textfile collector; see docs/prometheus.md.")

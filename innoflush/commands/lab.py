@@ -118,7 +118,7 @@ def lab_group() -> None:
 @click.option("--seed", type=SEED, default=1, show_default=True,
               help="Workload and simulation seed.")
 @click.option("--json", "as_json", is_flag=True,
-              help="JSON output (keys: innoflush/lab/reports/report.py, and the README).")
+              help="JSON output (keys: docs/commands/lab-run.md).")
 @chart_options
 @click.pass_context
 def run_command(ctx, backend, image, basedir, server_root, flush_method, trx_commit,
@@ -203,7 +203,8 @@ Exit codes: 0 done; 2 usage error (bad option, the name exists without --force);
               help="Save the profile in the workload store ($INNOFLUSH_HOME/workloads).")
 @click.option("--force", is_flag=True, help="Replace a saved profile of that name.")
 @click.option("--title", default=None, help="The profile's title.")
-@click.option("--json", "as_json", is_flag=True, help="JSON output.")
+@click.option("--json", "as_json", is_flag=True,
+              help="JSON output (keys: docs/commands/lab-calibrate.md).")
 @click.pass_context
 def calibrate_command(ctx, backend, image, basedir, server_root, flush_method, log_bin, connections,
                       duration, warmup, workload, rows_per_trx, workload_cmd, workload_prepare,

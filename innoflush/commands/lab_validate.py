@@ -115,8 +115,8 @@ report is still written) or another failure; 130 interrupted, 143 SIGTERM, 129 S
                    "tcp://HOST:PORT (env INNOFLUSH_SCHEDULER; needs innoflush[dask]); "
                    "default: a process pool on this host, between the measured runs. Not "
                    "used with --workload-cmd.")
-@click.option("--json", "as_json", is_flag=True, help="JSON output (keys: "
-              "innoflush/lab/reports/validate_report.py, and the README).")
+@click.option("--json", "as_json", is_flag=True,
+              help="JSON output (keys: docs/commands/lab-validate.md).")
 @click.option("--markdown", "markdown_file", default=None, type=click.Path(dir_okay=False),
               help="Write the validation report (Markdown) to this file.")
 @click.option("--progress/--no-progress", "show_progress", default=None,

@@ -89,7 +89,8 @@ def _option(name: str, parse, *args):
               help="Probe file region each job writes through (wrapping around).")
 @click.option("--engine", type=click.Choice(ENGINES), default="builtin", show_default=True,
               help="Measure with the built-in probe or with fio.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (keys in the README).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON (keys: docs/commands/measure.md).")
 @click.option("--save", "save_name", default=None, metavar="NAME",
               help="Also save the result as device profile NAME.")
 @click.option("--force", is_flag=True, help="With --save, replace an existing profile.")

@@ -10,13 +10,33 @@ from collections.abc import Callable
 
 import click
 
-from ..simulator.flavors import FLUSH_METHODS
+from ..simulator.flavors import ALIASES, FLAVORS, FLUSH_METHODS
 from ..values import SEED_MAX
 
 SEED = click.IntRange(0, SEED_MAX)
 
 FLUSH_METHODS_HELP = ("innodb_flush_method values, comma-separated "
                       f"({', '.join(FLUSH_METHODS)}).")
+
+
+
+class FlavorChoice(click.Choice):
+    """A flavor's name, or a version the README names that another flavor models
+    (mariadb-10.6 is mariadb-10.11's model): converted to the flavor's own name, so the
+    report says which model ran."""
+
+    def __init__(self) -> None:
+        super().__init__(sorted(FLAVORS), case_sensitive=False)
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str):
+            value = ALIASES.get(value.lower(), value)
+        return super().convert(value, param, ctx)
+
+
+FLAVOR = FlavorChoice()
+FLAVOR_HELP = ("Server flavor; also " + ", ".join(f"{a} ({n})" for a, n in ALIASES.items())
+               + ".")
 
 HTML_HELP = "Also write a self-contained HTML page (charts inline as SVG) to FILE."
 PNG_HELP = "Also write the page's charts as PNG files into DIR (created if missing)."

@@ -13,7 +13,6 @@ from ..bars import bar, sparkline, want_bars
 from ..errors import OptionError, option_values
 from ..output.charts.output import check_targets, emit
 from ..simulator.config import ServerConfig
-from ..simulator.flavors import FLAVORS
 from ..simulator.request import (
     ROW_KEYS,
     SimulateRequest,
@@ -23,7 +22,7 @@ from ..simulator.request import (
 )
 from ..simulator.workload_profile import DEFAULT_WORKLOAD
 from ..units import parse_list, parse_size
-from .option_types import FLUSH_METHODS_HELP, SEED, chart_options
+from .option_types import FLAVOR, FLAVOR_HELP, FLUSH_METHODS_HELP, SEED, chart_options
 
 _S = ServerConfig()
 _FROM = "(default: the workload's)"
@@ -59,7 +58,7 @@ def _fmt(v, digits=2):
 @click.option("--profile", "profile_ref", required=True,
               help="Device profile: a built-in or saved name, or a JSON file.")
 @click.option("--flavor", default="mysql-8.0", show_default=True,
-              type=click.Choice(sorted(FLAVORS), case_sensitive=False), help="Server flavor.")
+              type=FLAVOR, help=FLAVOR_HELP)
 @click.option("--flush-method", default=_S.innodb_flush_method, show_default=True,
               help=FLUSH_METHODS_HELP)
 @click.option("--trx-commit", default="1", show_default=True,
@@ -266,7 +265,7 @@ def _parse_bool(text: str) -> bool:
 @click.option("--profile", "profile_ref", required=True,
               help="Device profile: a built-in or saved name, or a JSON file.")
 @click.option("--flavor", default="mysql-8.0", show_default=True,
-              type=click.Choice(sorted(FLAVORS), case_sensitive=False))
+              type=FLAVOR, help=FLAVOR_HELP)
 @click.option("--target-tps", type=float, default=None,
               help="Commits per second wanted: how many connections it takes.")
 @click.option("--workload", "workload_ref", default=None,

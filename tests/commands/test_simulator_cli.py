@@ -35,6 +35,19 @@ def test_simulate_every_combination_json(tmp_path):
         assert r["runs"][0]["status"]["Innodb_data_fsyncs"] > 0
 
 
+@pytest.mark.parametrize("command", ["simulate", "tps"])
+def test_a_version_the_readme_names_is_its_flavor(tmp_path, command):
+    """The README says MariaDB 10.6: --flavor mariadb-10.6 runs (and says) 10.11's model."""
+    args = ["--duration", "0.2", "--connections", "1"] if command == "simulate" else []
+    res = CliRunner().invoke(main, [command, "--profile", _profile_file(tmp_path),
+                                    "--flavor", "MariaDB-10.6", *args, "--json"])
+    assert res.exit_code == 0, res.output
+    assert "mariadb-10.11" in res.output and "10.6" not in res.output.replace("10.6-", "")
+    bad = CliRunner().invoke(main, [command, "--profile", _profile_file(tmp_path),
+                                    "--flavor", "mariadb-9"])
+    assert bad.exit_code == 2 and "mariadb-9" in bad.output
+
+
 @pytest.mark.slow
 def test_simulate_table_and_csv_on_a_builtin(tmp_path):
     runner = CliRunner()
