@@ -260,6 +260,17 @@ def write_report_prom(prom_path: str | None, report: dict) -> None:
 
 
 def _prompt(text: str) -> str:
+    if not sys.stdin.isatty():
+        # No terminal to hide the input on (a script pipes the password, as it may to the
+        # mysql client): read the line, without getpass's warning about echoing
+        click.echo(f"{text}: ", err=True, nl=False)
+        line = sys.stdin.readline()
+        click.echo(err=True)
+        if not line:
+            raise OptionError("-p: no terminal to ask the password on and nothing on "
+                              "standard input (pipe it, or use --defaults-file or "
+                              "--login-path)")
+        return line.rstrip("\r\n")
     try:
         return click.prompt(text, hide_input=True, default="", show_default=False,
                             err=True)

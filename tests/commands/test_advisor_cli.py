@@ -326,3 +326,26 @@ def test_ignore_rule_unknown_is_a_usage_error(monkeypatch):
     assert r.exit_code == 2
     assert ("closest: sync-binlog.strict-requires-1, sync-binlog.relaxed-replica-allows-0"
             in one_line_error(r))
+
+
+def test_p_without_a_terminal_reads_the_piped_line_without_getpass_s_warning(tmp_path):
+    """A script piping the password to -p gets no GetPassWarning (with the interpreter's
+    path); nothing piped is one line and exit 2."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:        # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "innoflush", "advise", "-h", "127.0.0.1", "-P", str(port),
+           "-u", "x", "-p", "--no-predict"]
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    piped = subprocess.run(cmd, input=SECRET + "\n", capture_output=True, text=True, env=env,
+                           cwd=tmp_path, timeout=60)
+    assert "Warning" not in piped.stderr and "getpass" not in piped.stderr, piped.stderr
+    assert "connection refused" in piped.stderr and SECRET not in piped.stderr
+    nothing = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             env=env, cwd=tmp_path, timeout=60)
+    assert nothing.returncode == 2, nothing.stderr
+    assert "nothing on standard input" in nothing.stderr and "Traceback" not in nothing.stderr
