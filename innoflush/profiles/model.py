@@ -192,7 +192,8 @@ class DeviceProfile:
                     continue
                 summary, size_note = got
                 if op_try != op:
-                    notes.append(f"{op} {component} not in profile, {op_try} used")
+                    notes.append(f"{_timed(op, component)} not in profile, "
+                                 f"{_timed(op_try, component)} used")
                 if comp_try != component:
                     notes.append(f"{op_try} sync published only with its write "
                                  "(write+sync), used as the sync cost")
@@ -316,3 +317,11 @@ def _interpolate(a: LatencySummary, b: LatencySummary, t: float) -> LatencySumma
         p50_ns=mix(a.p50_ns, b.p50_ns), p90_ns=mix(a.p90_ns, b.p90_ns),
         p99_ns=mix(a.p99_ns, b.p99_ns), p99_9_ns=mix(a.p99_9_ns, b.p99_9_ns),
         max_ns=mix(a.max_ns, b.max_ns))
+
+
+def _timed(op: str, component: str) -> str:
+    """What a test times, in words: its op alone names a sync, not a write ("none write"
+    read as nothing written)."""
+    if component != "write":
+        return op
+    return "a write with no sync" if op == "none" else f"the write before {op}"
