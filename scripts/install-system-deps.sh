@@ -12,13 +12,35 @@
 #                    pages in (tests/helpers/browser.py)
 # Needs root (apt-get). Without it, says so loudly; under CI=true that is an error,
 # because the real-server tests must run there.
+#   install-system-deps.sh demo   only what `make demo` uses (mariadb-server, sysbench);
+#                                 without root it prints the command and exits 0
 set -uo pipefail
+set_name=${1:-test}
 
 need=()
-command -v fio >/dev/null 2>&1 || need+=(fio)
-if ! command -v mariadbd >/dev/null 2>&1 && ! [ -x /usr/sbin/mariadbd ]; then
-  need+=(mariadb-server mariadb-client)
+have_server() {
+  local name dir
+  for name in mariadbd mysqld; do
+    command -v "$name" >/dev/null 2>&1 && return 0
+    for dir in /usr/sbin /usr/local/sbin /usr/local/mysql/bin /usr/libexec; do
+      [ -x "$dir/$name" ] && return 0
+    done
+  done
+  return 1
+}
+if [ "$set_name" = demo ]; then
+  have_server || need+=(mariadb-server mariadb-client)
+  command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+  [ ${#need[@]} -eq 0 ] && exit 0
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "the demo's live server needs: ${need[*]} — install them with:"
+    echo "  sudo apt-get install ${need[*]}"
+    exit 0
+  fi
 fi
+if [ "$set_name" != demo ]; then
+command -v fio >/dev/null 2>&1 || need+=(fio)
+have_server || need+=(mariadb-server mariadb-client)
 if ! command -v dockerd >/dev/null 2>&1 && ! [ -x /usr/sbin/dockerd ] \
     || ! command -v docker >/dev/null 2>&1; then
   need+=(docker.io)
@@ -33,6 +55,7 @@ command -v prometheus-node-exporter >/dev/null 2>&1 \
   || [ -x /usr/bin/prometheus-node-exporter ] || need+=(prometheus-node-exporter)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+fi
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
@@ -41,7 +64,7 @@ if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   exit 0
 fi
 
-echo "installing ${need[*]} with apt-get ..." >&2
+echo "installing ${need[*]} with apt-get (Debian's packages; no server is started) ..." >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >/dev/null || { echo "apt-get update failed" >&2; exit 1; }
 # policy-rc.d keeps the packages from starting a system-wide server or engine: the tests

@@ -19,12 +19,13 @@ from ..live.observed import observe
 from ..live.sampling import POLLED, combine, interval_between
 from ..live.workload import measure_handoff_cost, measure_workload
 from .candidates import candidate_changes, mark_advised
-from .device import device_from_profile, reconcile_with_sys
+from .device import device_from_profile, measured_on_these_disks, reconcile_with_sys
 from .fit import fit_workload, workload_from_profile
 from .predict import Predictor, changes_key, findings_changes, predict_findings
 from .report import build_report
 from .request import AdviseRequest
 from .rules import Context, evaluate
+from .rules.commit import priced_trx_commit_2
 from .rules.o_direct_no_fsync import drop_unprofitable_no_fsync
 
 # Keyword arguments for innoflush.measure.measure_profile; None: its --quick preset.
@@ -81,7 +82,9 @@ def advise(session, request: AdviseRequest, *, conn_public: dict, is_local: bool
         device = device_from_profile(profile)
         if datadir:   # the profile against what /sys says of the datadir's disk
             from ..measure.facts import gather_facts as storage_facts
-            mismatch = reconcile_with_sys(device, storage_facts(datadir).get("disks") or [])
+            here = storage_facts(datadir)
+            mismatch = (None if measured_on_these_disks(profile, here) else
+                        reconcile_with_sys(device, here.get("disks") or []))
             if mismatch:
                 warnings.append(mismatch)
     elif request.measure:
@@ -151,7 +154,7 @@ def _assess(facts, intervals, evidence, request: AdviseRequest, *, source: dict,
                                    datadir=datadir, seed=seed)
             if fit.explained and fit.workload is not None:
                 combined = _predict(fit, fit.profile or profile, seed, cands, ev,
-                                    executor)
+                                    executor, ctx)
             else:
                 warnings += [f"cannot predict this workload: {x}" for x in fit.reasons]
                 warnings.append("no effect is predicted: the model does not explain what "
@@ -170,7 +173,7 @@ def _assess(facts, intervals, evidence, request: AdviseRequest, *, source: dict,
                         source=source)
 
 
-def _predict(fit, profile, seed: int, cands, ev, executor) -> dict | None:
+def _predict(fit, profile, seed: int, cands, ev, executor, ctx) -> dict | None:
     """Every candidate's and finding's predicted effect; the combined prediction. All
     the simulations (the current settings and every change, each at the workload's
     variants) go to the executor in one batch."""
@@ -185,8 +188,10 @@ def _predict(fit, profile, seed: int, cands, ev, executor) -> dict | None:
         for c in cands:
             c.predicted = predictor.predict(c.changes)
         known = {changes_key(c.changes): c.predicted for c in cands}
-        if drop_unprofitable_no_fsync(ev, lambda ch: known.get(changes_key(ch))):
-            for c in cands:   # advised no more
+        priced = lambda ch: known.get(changes_key(ch))   # noqa: E731
+        # the rules that wait for a price: each may drop or add a finding
+        if drop_unprofitable_no_fsync(ev, priced) | priced_trx_commit_2(ev, ctx, priced):
+            for c in cands:   # advised anew
                 c.advised, c.finding = False, None
             mark_advised(cands, ev.findings)
         return predict_findings(ev.findings, predictor, known)

@@ -71,6 +71,20 @@ def device_from_profile(profile, source: str = "profile") -> DeviceFacts:
     return out
 
 
+def measured_on_these_disks(profile, facts: dict) -> bool:
+    """Whether a profile was measured by innoflush on this host, on the disks under the
+    datadir: its verdict already weighed what /sys says of them (measure reads
+    write_cache beside timing the flush), so advise keeps it — one verdict for one disk,
+    the same as `measure` printed."""
+    dev = getattr(profile, "device", None) or {}
+    if (profile.provenance or {}).get("kind") != "measured" or not dev.get("disks"):
+        return False
+    def names(disks: list[dict]) -> set:
+        return {(d.get("name"), d.get("serial")) for d in disks}
+    return (dev.get("hostname") == facts.get("hostname")
+            and names(dev["disks"]) == names(facts.get("disks") or []))
+
+
 def reconcile_with_sys(device: DeviceFacts, disks: list[dict]) -> str | None:
     """A profile's write-cache verdict against what /sys says of the disks under the
     datadir (the server on this host; measure.facts.gather_facts' ``disks``). When they

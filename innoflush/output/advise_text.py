@@ -361,7 +361,9 @@ def _candidates_text(cands: list[dict]) -> list[str]:
                       "no interval")
                + "; not validated: no such change measured yet")
     for c in cands:
-        if c["unsafe"] and c.get("predicted"):
+        # an advised change is a finding: its risk is said there, under the durability
+        # asked for
+        if c["unsafe"] and c.get("predicted") and not c["advised"]:
             ch = c["predicted"]["change"]
             out.append(f"  - {_candidate_change(c)}: would give {_pct(ch['tps_pct'])} "
                        f"TPS ({_likely(c['predicted'])}); not advised: {c['unsafe']}")

@@ -353,6 +353,36 @@ def test_relaxed_not_worth_it_on_fast_sync(load_fixture):
     assert any("gain little" in n for n in ev.notes)
 
 
+@pytest.mark.parametrize("interval, promoted", [
+    ([43.0, 138.0], True), ([9.0, 30.0], False), (None, True)])
+def test_a_price_overrules_the_cheap_sync_guess(load_fixture, interval, promoted):
+    """On a fast device 2 was kept as "little gain"; where the model prices it at +10 %
+    or more at the low end of its interval (its inputs' range without one), the finding
+    replaces the note, with that price in its reasons."""
+    from innoflush.advisor.rules.commit import priced_trx_commit_2
+
+    ctx = build(load_fixture("mariadb-10.11"), device=PLP, durability="relaxed")
+    ev = evaluate(ctx)
+    assert not [f for f in ev.findings if f.id == "trx-commit.relaxed-allows-2"]
+    pred = {"change": {"tps_pct": 94.0}, "range": {"tps_pct": [79.0, 98.0]},
+            "interval": {"tps_pct": interval}}
+    asked = []
+
+    def prediction_of(changes):
+        asked.append(changes)
+        return pred
+    assert priced_trx_commit_2(ev, ctx, prediction_of) is promoted
+    assert asked == [{"innodb_flush_log_at_trx_commit": 2}]
+    got = [f for f in ev.findings if f.id == "trx-commit.relaxed-allows-2"]
+    assert bool(got) is promoted
+    assert any("would gain little" in n for n in ev.notes) is not promoted
+    if promoted:
+        assert got[0].set_global == ["SET GLOBAL innodb_flush_log_at_trx_commit = 2;"]
+        assert any("the model prices 2 at" in w for w in got[0].why)
+    # strict durability, or no price: nothing moves
+    assert priced_trx_commit_2(evaluate(ctx), ctx, lambda ch: None) is False
+
+
 def test_relaxed_zero_becomes_two(load_fixture):
     ev = evaluate(build(load_fixture("mysql-5.7"), durability="relaxed",
                         innodb_flush_log_at_trx_commit=0))

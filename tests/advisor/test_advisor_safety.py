@@ -458,3 +458,24 @@ def test_lost_connection_without_reconnect_raises(fake_clock):
         list(BASE.items())
     with pytest.raises(pymysql.err.ProgrammingError):
         sample(bad, interval_s=3, samples=1, open_session=lambda: LosingSession([BASE]))
+
+
+def test_a_profile_measured_on_this_disk_keeps_measure_s_verdict():
+    """measure read /sys beside timing the flush: advise does not overrule the verdict of
+    a profile measured here, on the disks under the datadir (one verdict for one disk);
+    another host's, another disk's or a published profile's still meet /sys."""
+    from innoflush.advisor.device import measured_on_these_disks
+    from innoflush.profiles.model import DeviceProfile
+
+    disk = {"name": "vda", "serial": "s1", "write_cache": "write back"}
+    here = {"hostname": "vm", "disks": [disk]}
+
+    def profile(kind="measured", hostname="vm", disks=(disk,)):
+        return DeviceProfile("p", "p", {"kind": kind},
+                             {"hostname": hostname, "disks": list(disks)})
+    assert measured_on_these_disks(profile(), here)
+    assert not measured_on_these_disks(profile(hostname="db2"), here)
+    assert not measured_on_these_disks(profile(disks=[{**disk, "name": "vdb"}]), here)
+    assert not measured_on_these_disks(profile(disks=[{**disk, "serial": "s2"}]), here)
+    assert not measured_on_these_disks(profile(kind="published"), here)
+    assert not measured_on_these_disks(profile(disks=[]), here)

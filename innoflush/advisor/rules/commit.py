@@ -12,6 +12,11 @@ from .model import Change, Check, Context, Rule, dev_name
 
 # a device that syncs faster than this gains little from trx_commit=2
 CHEAP_SYNC_NS = 100_000
+# A device sync this cheap makes trx_commit=2 look worthless from the device alone; the
+# price decides when there is one: a gain this large (%) at the low end of its interval
+# is not "little" (the commit also pays the sync's system call, its CPU and the group's
+# wait, which a fast device does not remove)
+MIN_PRICED_GAIN_PCT = 10.0
 
 TRX_COMMIT_MANUAL = ("MySQL Reference Manual, innodb_flush_log_at_trx_commit "
                      "(https://dev.mysql.com/doc/refman/8.0/en/innodb-parameters.html"
@@ -134,6 +139,39 @@ def _cheap_sync(ctx: Context) -> bool:
     return bool(d and d.fsync_ns is not None and d.fsync_ns < CHEAP_SYNC_NS)
 
 
+def _cheap_sync_note(ctx: Context) -> str:
+    return (f"--durability relaxed, but {dev_name(ctx)} syncs in "
+            f"{format_ns(ctx.device.fsync_ns)}: innodb_flush_log_at_trx_commit=2 "
+            "would gain little; keeping 1")
+
+
+def priced_trx_commit_2(ev, ctx: Context, prediction_of) -> bool:
+    """After the candidates were priced: where the cheap-sync note kept 1 but the model
+    prices 2 at MIN_PRICED_GAIN_PCT or more at the low end of its interval (the range's
+    without one), the relaxed-allows-2 finding replaces the note. prediction_of(changes)
+    -> the prediction, or None. True when it did."""
+    if not (_relaxed(ctx) and _cheap_sync(ctx)) or RELAXED_ALLOWS_2.id in ev.ignored:
+        return False
+    note = _cheap_sync_note(ctx)
+    if note not in ev.notes:
+        return False
+    finding = RELAXED_ALLOWS_2.finding(ctx)
+    pred = prediction_of(finding.sim_changes)
+    if not pred or (pred.get("change") or {}).get("tps_pct") is None:
+        return False
+    low = ((pred.get("interval") or {}).get("tps_pct")
+           or (pred.get("range") or {}).get("tps_pct") or [pred["change"]["tps_pct"]])[0]
+    if low is None or low < MIN_PRICED_GAIN_PCT:
+        return False
+    ev.notes.remove(note)
+    finding.why.append(f"{dev_name(ctx)} syncs in {format_ns(ctx.device.fsync_ns)}, but the "
+                       f"model prices 2 at {low:+.0f} % TPS or more on this workload: the "
+                       "commit pays more than the device's sync")
+    ev.findings.append(finding)
+    ev.findings = ev.sorted_findings()
+    return True
+
+
 def _relaxed_allows_2(ctx: Context) -> Change:
     f = ctx.facts
     t = f.flush_log_at_timeout
@@ -203,19 +241,20 @@ TRX_COMMIT: tuple[Rule | Check, ...] = (
              "seconds of commits.",
         source=TRX_COMMIT_MANUAL),
     Check("trx-commit", "note", lambda ctx: _relaxed(ctx) and _cheap_sync(ctx),
-          lambda ctx: (f"--durability relaxed, but {dev_name(ctx)} syncs in "
-                       f"{format_ns(ctx.device.fsync_ns)}: innodb_flush_log_at_trx_commit=2 "
-                       "would gain little; keeping 1"),
+          _cheap_sync_note,
           f"relaxed on a device that syncs in under {CHEAP_SYNC_NS // 1000} µs (2 would "
-          "gain little)."),
-    Rule(
+          "gain little) — unless the model prices 2 at "
+          f"+{MIN_PRICED_GAIN_PCT:g} % TPS or more at the low end of its interval: then "
+          "the finding below, with that price."),
+    RELAXED_ALLOWS_2 := Rule(
         id="trx-commit.relaxed-allows-2", severity="performance",
         setting="innodb_flush_log_at_trx_commit", holds=_relaxed,
         build=_relaxed_allows_2,
         summary="--durability relaxed, innodb_flush_log_at_trx_commit is 1 (or 3), and the "
                 f"device's sync is not cheap (no profile, or {CHEAP_SYNC_NS // 1000} µs or "
-                "more): every commit group pays a redo sync that relaxed durability does "
-                "not need.",
+                "more, or the model prices 2 at "
+                f"+{MIN_PRICED_GAIN_PCT:g} % TPS or more): every commit group pays a redo "
+                "sync that relaxed durability does not need.",
         recommends="`innodb_flush_log_at_trx_commit = 2` (dynamic: SET GLOBAL).",
         risk="An OS crash or power loss (not a mysqld crash) loses up to "
              "innodb_flush_log_at_timeout seconds of acknowledged commits; on a primary "

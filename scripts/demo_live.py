@@ -1,0 +1,205 @@
+"""`make demo`'s main job: a private live server advised, a change priced, applied and
+measured.
+
+On a MariaDB/MySQL server of its own (local binaries, a free port, a datadir under
+DEMO_DIR, the binlog on, every commit durable), under sysbench oltp_insert:
+1. `innoflush advise` reads the server as a user would run it, with the profile the demo
+   measured on this disk and `--durability relaxed` (the demo's server may lose the last
+   second of commits on a power cut: that is what makes trx_commit=2 and sync_binlog=0
+   recommendations rather than risks);
+2. the recommendation with the largest predicted gain that SET GLOBAL can make is
+   applied on the private server;
+3. the same load again; the measured TPS ratio beside advise's, judged by the lab's
+   own code (lab validate --workload-cmd judges its cells with it).
+When advise cannot explain the load (exit 4) it says so, and the demo stops there: that
+refusal is part of what it shows. Ctrl-C, SIGTERM or SIGHUP stop the load and the server
+and remove the datadir.
+
+    python scripts/demo_live.py INNOFLUSH DEMO_DIR PROFILE
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from innoflush.lab.experiments.change_judging import FACTOR, judge
+from innoflush.lab.server.local import LocalServer, ServerOptions
+from innoflush.output.advise_text import render_text
+
+THREADS = 4
+TABLES, TABLE_SIZE = 4, 10000
+WARMUP_S = 5           # before advise samples: the buffer pool and the binlog warm
+ADVISE_INTERVAL_S = 10
+AFTER_S = 15           # the after window: as long as advise's, after the same warm-up
+DYNAMIC = ("innodb_flush_log_at_trx_commit", "sync_binlog")
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM and SIGHUP end the demo as Ctrl-C does: through the finally blocks."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupt)
+
+
+def _sysbench(server: LocalServer, *args: str) -> list[str]:
+    return ["sysbench", "oltp_insert", "--db-driver=mysql", "--mysql-host=127.0.0.1",
+            f"--mysql-port={server.port}", "--mysql-user=root", "--mysql-db=sbtest",
+            f"--tables={TABLES}", f"--table-size={TABLE_SIZE}", *args]
+
+
+def _start_load(server: LocalServer, seconds: int, log: Path) -> subprocess.Popen:
+    out = open(log, "w")   # noqa: SIM115 - the process writes it until it ends
+    return subprocess.Popen(
+        _sysbench(server, f"--threads={THREADS}", f"--time={seconds}",
+                  "--report-interval=1", "run"),
+        stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _stop(proc: subprocess.Popen | None) -> None:
+    if proc is not None and proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+_TPS_LINE = re.compile(r"^\[\s*(\d+)s \].*?tps: ([\d.]+)", re.M)
+
+
+def window_tps(log: Path, first_s: int, last_s: int) -> float | None:
+    """sysbench's mean TPS over its report lines of seconds first_s..last_s."""
+    tps = [float(t) for s, t in _TPS_LINE.findall(log.read_text())
+           if first_s <= int(s) <= last_s]
+    return sum(tps) / len(tps) if tps else None
+
+
+def _advise(innoflush: str, server: LocalServer, profile: str, demo: Path) -> tuple[int, dict]:
+    cmd = [innoflush, "advise", "-h", "127.0.0.1", "-P", str(server.port), "-u", "root",
+           "--interval", str(ADVISE_INTERVAL_S), "--profile", profile,
+           "--durability", "relaxed", "--html", str(demo / "advise.html")]
+    print("$ innoflush " + " ".join(cmd[1:]).replace(str(demo), ".demo"), flush=True)
+    r = subprocess.run([*cmd, "--json"], capture_output=True, text=True)
+    if r.returncode in (0, 3, 4, 5) and r.stdout.strip().startswith("{"):
+        report = json.loads(r.stdout)
+        print(render_text(report), end="", flush=True)
+        return r.returncode, report
+    sys.stderr.write(r.stderr)
+    raise SystemExit(f"demo: advise failed (exit {r.returncode})")
+
+
+def chosen_finding(report: dict) -> dict | None:
+    """The recommendation SET GLOBAL can apply with the largest predicted TPS gain."""
+    best = None
+    for f in report.get("findings", []):
+        pred = f.get("predicted") or {}
+        gain = (pred.get("change") or {}).get("tps_pct")
+        if f.get("setting") in DYNAMIC and f.get("set_global") and gain is not None:
+            if best is None or gain > best["predicted"]["change"]["tps_pct"]:
+                best = f
+    return best
+
+
+def _ratio_text(r: float | None) -> str:
+    return "-" if r is None else f"×{r:.2f}"
+
+
+def compare(finding: dict, before: float | None, after: float | None) -> list[str]:
+    """Predicted beside measured, judged as lab validate judges a cell."""
+    pred = finding["predicted"]
+    predicted = 1.0 + pred["change"]["tps_pct"] / 100.0
+    interval = (pred.get("interval") or {}).get("tps_pct")
+    measured = after / before if before and after else None
+    verdict = judge(predicted, measured)
+    lo_hi = ("" if not interval else
+             f" [likely ×{1 + interval[0] / 100:.2f}..×{1 + interval[1] / 100:.2f}]")
+    inside = (None if not interval or measured is None else
+              1 + interval[0] / 100 <= measured <= 1 + interval[1] / 100)
+    yes = {True: "yes", False: "NO", None: "-"}
+    lines = [
+        f"{'':<24}{'before':>12}{'after':>12}   ratio",
+        f"{'TPS measured (sysbench)':<24}{before or 0:>12,.0f}{after or 0:>12,.0f}   "
+        f"{_ratio_text(measured)}",
+        f"{'TPS ratio predicted':<24}{'':>12}{'':>12}   {_ratio_text(predicted)}{lo_hi}",
+        "",
+        f"inside advise's likely interval: {yes[inside]}; within ×/÷{FACTOR} of the measured "
+        f"ratio: {yes[verdict['within_factor']]}; direction right: "
+        f"{yes[verdict['direction']['right']]}",
+        "(one before and one after window of a few seconds on a shared machine: "
+        "`innoflush lab validate --workload-cmd --replicates N` repeats them)",
+    ]
+    return lines
+
+
+def demo(innoflush: str, demo_dir: Path, profile: str) -> int:
+    work = Path(tempfile.mkdtemp(prefix="server-", dir=demo_dir))
+    opts = ServerOptions(innodb_flush_log_at_trx_commit=1, log_bin=True, sync_binlog=1,
+                         innodb_buffer_pool_size="256M")
+    load = None
+    server = LocalServer(work, opts, remove_on_stop=True)
+    try:
+        server.start()
+        conn = server.connect()
+        with conn.cursor() as cur:
+            cur.execute("CREATE DATABASE sbtest")
+        subprocess.run(_sysbench(server, "prepare"), check=True, capture_output=True)
+        print(f"server: {server.flavor} {'.'.join(map(str, server.version))} on "
+              f"127.0.0.1:{server.port} (datadir in .demo/), binary log on, "
+              "innodb_flush_log_at_trx_commit=1, sync_binlog=1")
+        print(f"load: sysbench oltp_insert, {THREADS} threads, {TABLES} tables of "
+              f"{TABLE_SIZE:,} rows\n", flush=True)
+        before_log = demo_dir / "sysbench-before.log"
+        load = _start_load(server, WARMUP_S + ADVISE_INTERVAL_S + 2, before_log)
+        time.sleep(WARMUP_S)
+        code, report = _advise(innoflush, server, profile, demo_dir)
+        load.wait()
+        before = window_tps(before_log, WARMUP_S + 1, WARMUP_S + ADVISE_INTERVAL_S)
+        finding = chosen_finding(report) if code == 3 else None
+        if finding is None:
+            why = ("advise does not explain this load here (exit 4): it prices nothing it "
+                   "cannot explain" if code == 4 else
+                   "advise made no recommendation SET GLOBAL can apply")
+            print(f"\n{why}: nothing applied. On an idle machine of 2 cores it explains "
+                  "this load; see docs/validation.md for how often.")
+            return 0
+        statements = finding["set_global"]
+        print("\n== the change applied on the private server, the same load again")
+        with conn.cursor() as cur:
+            for s in statements:
+                print(f"$ {s}")
+                cur.execute(s)
+        conn.close()
+        after_log = demo_dir / "sysbench-after.log"
+        load = _start_load(server, WARMUP_S + AFTER_S, after_log)
+        load.wait()
+        after = window_tps(after_log, WARMUP_S + 1, WARMUP_S + AFTER_S)
+        print("\n== predicted vs measured")
+        print("\n".join(compare(finding, before, after)))
+        print(f"\nadvise's HTML report: {demo_dir / 'advise.html'}")
+        return 0
+    finally:
+        _stop(load)
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv: list[str]) -> int:
+    innoflush, demo_dir, profile = argv
+    _stop_on_signals()
+    try:
+        return demo(innoflush, Path(demo_dir).absolute(), profile)
+    except KeyboardInterrupt:
+        print("\ndemo: interrupted; the load and the server are stopped, the datadir removed",
+              file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
