@@ -13,7 +13,8 @@ ratio as a bias (lab/experiments/change_validation.py observes both sides since 
         [--emulate docs/validation/san-plp-2ms.json] [--workdir /var/tmp/observer_cost]
 
 Needs mariadbd and sysbench; the workdir on real storage (not tmpfs), faster than the
-device emulated. Results of 2026-11-27: docs/validation.md.
+device emulated. Results of 2026-11-27:
+docs/validation/notebook/2026-11-27-whole-matrix-advise-observing-both-sides.md.
 """
 
 from __future__ import annotations

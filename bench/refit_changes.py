@@ -10,7 +10,8 @@ report recorded when it ran.
     python bench/refit_changes.py changes.json[.gz] [more.json ...] [--cells] [--seed 1]
         [--extend-bytes N] [--tablespaces N] [--sync-cpu-us S]
 
-(docs/validation/sysbench-changes.json.gz is the run docs/validation.md reports.)
+(docs/validation/sysbench-changes.json.gz is the run
+docs/validation/notebook/2026-11-25-first-sysbench-run.md reports.)
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def main() -> None:
                     help="an experiment: give every fitted workload a sync call's own CPU "
                     "(sync_cpu_us = S, its share per commit taken out of the CPU measured in "
                     "the commit states first); tried on 2026-11-28 and not taken "
-                    "(docs/validation.md)")
+                    "(docs/validation/notebook/2026-11-28-sync-calls-cpu-in-the-fit-not-taken.md)")
     args = ap.parse_args()
     if args.sync_cpu_us:
         with_sync_call_cpu(args.sync_cpu_us)

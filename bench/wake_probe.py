@@ -19,7 +19,8 @@ sleep-then-work at 0.2/1/3/10 ms, as measure_wake_cost). Candidates:
         [--workdir /var/tmp/wake_probe]    # one JSON line per round on stdout
 
 Needs mariadbd and sysbench; the workdir on real storage (not tmpfs), faster than the
-device emulated (the lab's host check). Results of 2026-11-26: docs/validation.md.
+device emulated (the lab's host check). Results of 2026-11-26:
+docs/validation/notebook/2026-11-25-first-sysbench-run.md.
 """
 
 from __future__ import annotations

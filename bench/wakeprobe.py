@@ -14,7 +14,7 @@ the commit) is that divided by the factor measured here, at the commit wait's le
 This loop's working set is tiny and it measures less than mysqld's slowdown (2026-11-26,
 1 thread: ×1.38 against mysqld's ×3.36); a unit with random reads over 8 MB came closer
 (×3.69) but made the fit over-predict at 16 threads, so it was not adopted
-(docs/validation.md, bench/wake_probe.py).
+(docs/validation/notebook/2026-11-25-first-sysbench-run.md, bench/wake_probe.py).
 
 The slowdown outlasts one work unit (a core's frequency or power state ramps over
 milliseconds, not only its caches), so the probe compares a sustained stream of work
@@ -22,7 +22,8 @@ with cycles of sleep-then-work, as a thread that sleeps on every commit runs.
 
 Retired from advise (2026-11-27): its factor moved 1.15-2.5 from one run of the same cell
 to the next and did not follow mysqld's (a sleeping commit's CPU is a rate while commits
-sleep, not a factor on the work: innoflush/advisor/sleep_cost.py, docs/validation.md).
+sleep, not a factor on the work: innoflush/advisor/sleep_cost.py,
+docs/validation/notebook/2026-11-27-what-a-sleeping-commit-costs.md).
 """
 
 from __future__ import annotations

@@ -7,11 +7,11 @@ For the redo log's write and sync calls it prints how long the calling thread sl
 the device (call entry to its wake-up) and how long it then waited to run (wake-up to
 the call's return), and the cycle from one redo sync to the next. docs/model.md ("A
 thread the device woke waits for a core") quotes its figures. Then the server's syncs
-per second by file (the redo log, ibdata1, each table's .ibd), which docs/validation.md
-("The files a flush batch syncs") quotes at trx_commit=2, and by the thread that made
-them (the one that writes the checkpoint, MariaDB's page cleaner; the ones that write
-the redo's records; the rest), which docs/validation.md ("The write-ahead rule is each
-page's") quotes.
+per second by file (the redo log, ibdata1, each table's .ibd), which
+docs/validation/notebook/2026-11-28-files-a-flush-batch-syncs.md quotes at trx_commit=2,
+and by the thread that made them (the one that writes the checkpoint, MariaDB's page
+cleaner; the ones that write the redo's records; the rest), which
+docs/validation/notebook/2026-11-28-write-ahead-rule-each-pages.md quotes.
 
     python scripts/trace_group_commit.py [--threads 4,16] [--sync-binlog 0,1]
         [--trx-commit 1] [--no-binlog] [--workload oltp_insert]

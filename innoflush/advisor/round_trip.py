@@ -10,7 +10,8 @@ every 66-118 µs (`oltp_insert`), 47-77 (`oltp_write_only`) and 68-125 (`oltp_re
 on the days the idle vCPUs woke at once (51 cells of ten runs; a run's wall time was its
 processes' CPU time, nothing idle), and every 150-270 µs on the days they did not,
 whatever the workload (idle 29-551 µs a transaction): then the VM halted every idle
-vCPU, and each wake-up went through the hypervisor (docs/validation.md has the runs).
+vCPU, and each wake-up went through the hypervisor
+(docs/validation/notebook/2026-11-27-lone-connection-slow-waking-cores.md has the runs).
 
 The probe measures the same hand-off with two processes: a round trip free to cross
 cores, and the same round trip with both pinned to one core, where no idle core is ever
@@ -32,8 +33,8 @@ out, advisor/sleep_cost.py) plus 1.2 round trips: over the 74 predicted one-conn
 trx_commit 1→2 cells with a floor in 18 runs of 2026-11-27..29, each run left out in turn
 with the constant chosen on the others, the predicted change was within ×/÷1.3 of the
 measured one in 49 cells, against 41 for the best multiple of the round trip alone and 40
-for the 2.3 it replaced (docs/validation.md, "A lone connection's statement is its CPU and
-a hand-off").
+for the 2.3 it replaced
+(docs/validation/notebook/2026-11-29-lone-connections-statement-cpu-and-hand-off.md).
 
 Under a load that keeps the cores awake the
 probe reads as it does pinned (a one-thread insert load at trx_commit=1 on the local

@@ -65,9 +65,10 @@ CLIENT_GROWTH = 0.6
 # connection threads' CPU after, the rate's constants as they are, each run left out in
 # turn: within 15 % in 279 of 508 cells, within 30 % in 403, against 272 and 393 for 0.25.
 # With the wire paid on an idle core (simulator/server.py), 360 of 441 trx_commit changes
-# were predicted within x/1.3 offline, against 348 (docs/validation.md, "The wire paid on
-# an idle core"). Fitted jointly with the rate on the CPU alone, scripts/sleep_cost_fit.py
-# goes to its grid's edge (wake 80, cores 0.065, 0.55 and 0.08), not judged on the change
+# were predicted within x/1.3 offline, against 348
+# (docs/validation/notebook/2026-11-29-wire-paid-on-an-idle-core.md). Fitted jointly with
+# the rate on the CPU alone, scripts/sleep_cost_fit.py goes to its grid's edge (wake 80,
+# cores 0.065, 0.55 and 0.08), not judged on the change
 FLOOR_SHARE_AT = 0.49
 FLOOR_SHARE_FALL = 0.06
 FLOOR_WAIT_US = 100.0

@@ -149,7 +149,8 @@ class Server(ServerState):
         is free: it queues behind the threads already runnable, first come first served,
         not ahead of them. perf on MariaDB 10.11 under sysbench oltp_insert (2 vCPUs,
         kernel 6.18, the local disk, sync_binlog=0; scripts/trace_group_commit.py, medians
-        of one run, docs/validation.md has three): from the wake-up to the return of
+        of one run, docs/validation/notebook/2026-11-28-thread-the-device-woke-waits-for-a-core.md
+        has three): from the wake-up to the return of
         the call, the redo leader waited a median 225 µs after its O_DIRECT write and
         93 µs after its fdatasync at 16 connections, 49 and 15 µs at 4 — and a redo sync
         took 1.0 ms from one to the next at 16, 0.38 ms at 4, where the device's part
@@ -271,7 +272,8 @@ class Server(ServerState):
                     # every core busy a client's request finds its thread a place in the
                     # run queue, the core queue below (sysbench's 4-thread insert after
                     # trx_commit 1->2: cores 91 % busy, 26,546/s where the wire kept
-                    # allowed 18,600; docs/validation.md, "The wire paid on an idle core")
+                    # allowed 18,600;
+                    # docs/validation/notebook/2026-11-29-wire-paid-on-an-idle-core.md)
                     # (where commits do not sleep the cores are one pool: server_cpu)
                     if sleeps or server_cpu.free:
                         ev = env.pass_time(env._now + wire)

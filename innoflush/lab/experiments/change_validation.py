@@ -15,7 +15,7 @@ named workload (``--workload-cmd``) × connection count × change (``--changes``
   measuring it alike but not predicting: observing takes CPU from the workload (2 % of
   sysbench write_only's TPS at 4 threads on the 2-vCPU VM, bench/observer_cost.py), so
   one side observed and the other not made every change look 2-4 % better than it was
-  (docs/validation.md).
+  (docs/validation/notebook/2026-11-27-whole-matrix-advise-observing-both-sides.md).
 
 Per cell (``cell_result``, pure): the measured TPS before and after and their ratio;
 advise's predicted ratio (1 + the candidate's tps_pct / 100) and its range; whether the
@@ -133,7 +133,7 @@ def window_checkpoint_age(iv) -> dict:
     where the server does not show it). MariaDB's page cleaner sleeps, with
     innodb_max_dirty_pages_pct_lwm=0, until the age reaches its async point (7/8 of the
     log's margin): a run that gets there mid-window syncs its data files for part of it
-    (docs/validation.md, 2026-11-28 afternoon)."""
+    (docs/validation/notebook/2026-11-28-write-ahead-rule-each-pages.md)."""
     end = iv.end_gauges.get("Innodb_checkpoint_age")
     delta = iv.gauge_deltas.get("Innodb_checkpoint_age")
     return {"start": end - delta if end is not None and delta is not None else None,
