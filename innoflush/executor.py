@@ -104,10 +104,10 @@ class LocalPoolExecutor(SimExecutor):
         with self._lock:
             if self._pool is None:
                 # forkserver, not fork: the fleet calls map from several threads while
-                # others may start processes (advise's wake-up probe did, until
-                # 2026-11-27); a worker forked at that moment keeps the other child's
-                # exec pipe open, and that Popen waits forever (seen in bench/fleet.py:
-                # one host of 1,000 never finished)
+                # others may start processes (as advise's wake-up probe once did); a
+                # worker forked at that moment keeps the other child's exec pipe open,
+                # and that Popen waits forever (seen in bench/fleet.py: docs/benchmarks.md,
+                # 'advise --inventory: a fleet')
                 self._pool = ProcessPoolExecutor(
                     max_workers=self.jobs, initializer=_ignore_sigint,
                     mp_context=multiprocessing.get_context("forkserver"))

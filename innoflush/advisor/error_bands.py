@@ -2,23 +2,23 @@
 been from the measured one, per kind of change, on workloads nobody here wrote.
 
 A prediction's ``range`` says how the effect moves with the model's uncertain inputs
-(the measured costs taken ±5-10 %); on the sysbench validations it held the measured
-change in 5 of 57 cells, because the model's error is larger than its inputs' — the CPU
-a commit saves once it no longer sleeps, above all. So every prediction also carries an
+(the measured costs taken ±5-10 %); on the sysbench validations it seldom held the
+measured change, because the model's error is larger than its inputs' — the CPU a
+commit saves once it no longer sleeps, above all. So every prediction also carries an
 ``interval``: the predicted ratio times the 10th and 90th percentiles of measured /
 predicted over the validated cells of the same change (today's model refitted offline on
-each cell's advise report, ``scripts/prediction_error.py``). Built without one run, such
-intervals held about 4 in 5 of that run's cells (``coverage_pct``). The figures are
-data/prediction_error.json, with their provenance.
+each cell's advise report, ``scripts/prediction_error.py``). How often such intervals,
+built without a run, held that run's cells is their ``coverage_pct``. The figures are
+data/prediction_error.json, with their provenance;
+docs/validation/notebook/2026-11-27-interval-a-prediction-carries.md has how they held.
 
 The model's error depends on the concurrency most (at one connection the CPU a commit
-saves once it no longer sleeps is hardest to tell: measured / predicted of
-trx_commit 1->2 spread x0.59..x2.41 there, x0.79..x1.33 at 16), so the figures are kept
-per class of connections too. A class with enough cells (MIN_CLASS_CELLS) widens the
-change's interval where its own is wider, and never narrows it: a class of a few dozen
-cells that looks better than the whole is as likely luck. Left-out runs'
-one-connection trx_commit cells then fell inside 78 % of the time, against 56 % with
-the change's interval alone.
+saves once it no longer sleeps is hardest to tell, and measured / predicted of
+trx_commit 1->2 spreads widest there), so the figures are kept per class of connections
+too. A class with enough cells (MIN_CLASS_CELLS) widens the change's interval where its
+own is wider, and never narrows it: a class of a few dozen cells that looks better than
+the whole is as likely luck. Widened so, the left-out runs' one-connection trx_commit
+cells fell inside their interval more often than with the change's interval alone.
 
 A change no validation measured (a direction or setting the lab does not run) gets no
 interval, and says so; several changes together get the widest of their own intervals

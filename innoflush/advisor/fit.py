@@ -230,11 +230,11 @@ def model_checks(o: Observed, r, tolerances: dict | None = None) -> list[Check]:
                         100 * tol["page_writes_per_s"], None))
     # A window's page writes are whole passes of the page cleaner, and MySQL's come in
     # bursts: once its oldest dirty page is past the low-water mark, a pass a second
-    # until it is back under, then none for seconds (INNODB_METRICS on 9.7.4 under
-    # sysbench inserts: 1-3 passes of ~370 pages, then 4-5 s without). Which bursts fall
-    # in a window is a matter of phase, which nothing observed tells: the model's largest
-    # burst, over the window, is as far as the two may be apart on that account, beside
-    # the tolerance.
+    # until it is back under, then none for seconds (as INNODB_METRICS showed on 9.7.4:
+    # docs/validation/notebook/2026-12-02-page-cleaner-bursts-cpu-no-state-can-hold.md).
+    # Which bursts fall in a window is a matter of phase, which nothing observed tells:
+    # the model's largest burst, over the window, is as far as the two may be apart on
+    # that account, beside the tolerance.
     burst = r.internal.get("flush_burst_max_pages", 0)
     floors = dict(NOISE_FLOOR)
     phase = burst / o.seconds if burst and o.seconds else 0.0
@@ -315,11 +315,11 @@ def completion_cores_hold(cfg: ServerConfig, cpu: Input, commits_per_s: float
     cpu: their CPU per commit (``server_cpu_us_per_trx``).
 
     The split is what perf sched saw with the lab's own clients (the woken threads stayed
-    on the interrupt's core, 91 % busy); a load whose threads took more than that core
-    could give them was run on the others too — the scheduler balances a core that has
-    more to run than it can. Kept, the model queued them behind one core: sysbench at
-    4-16 threads on this host's disk (1.02-1.27 cores measured) came out 2-18 % slow,
-    the insert at 16 threads 18 % with 5.6 commits per redo sync against 7.0.
+    on the interrupt's core); a load whose threads took more than that core could give
+    them was run on the others too — the scheduler balances a core that has more to run
+    than it can. Kept, the model queued them behind one core, and sysbench at 4-16
+    threads, whose threads used more than a core, came out slow (docs/model.md, 'Where
+    woken threads run').
 
     Only where the commits slept on a sync at the settings measured: the CPU of threads
     that never slept says nothing of where sleeping ones run (a trx_commit=2 server's

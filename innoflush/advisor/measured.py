@@ -31,10 +31,11 @@ from .sleep_cost import (
 )
 
 DEFAULT_WORKLOAD = Workload()
-# transactions differ; the lab's calibrations measured 0.28-0.5 for inserts
+# transactions differ; about as much as the lab's calibrations found for inserts
+# (docs/commands/advise.md, 'The workload')
 DEFAULT_WORK_CV = 0.3
-# what a commit that sleeps on a sync costs in CPU where it was not measured (the lab's
-# calibration of this kind of 2-vCPU VM: sleep_cpu_us 43.8)
+# what a commit that sleeps on a sync costs in CPU where it was not measured: about what
+# the lab's calibration of this kind of 2-vCPU VM found (docs/commands/advise.md)
 DEFAULT_SLEEP_CPU_US = 40.0
 
 
@@ -202,19 +203,20 @@ def _commit_state_cpu(ev: WorkloadEvidence) -> tuple[float, float]:
     # group commit) is spent in the commit states, inside the commit wait the processlist
     # measures; the statements' time is what is left of the time inside the server, and
     # CPU beyond that ran in the commit. Where commits sleep on a sync that CPU is the
-    # sleeping commit's (sleep_cpu_us: gone at a setting without a sync at commit — on
-    # this VM a 4-connection insert load spent 22 % less CPU per transaction at
-    # trx_commit=2); otherwise it stays with every commit (commit_cpu_us).
+    # sleeping commit's (sleep_cpu_us: gone at a setting without a sync at commit, where
+    # an insert load spends visibly less CPU per transaction: docs/commands/advise.md);
+    # otherwise it stays with every commit (commit_cpu_us).
     statements_us = max(0.0, (ev.inside_us_per_trx.value or 0.0)
                         - (ev.commit_wait_us_per_trx.value or 0.0))
     overlap = (max(0.0, conn_cpu - statements_us)
                if ev.server_cpu_us_per_trx.source == "/proc" else 0.0)
     # CPU cannot run longer than the time it ran in: what the commit states' wall time
     # cannot hold ran while the connection was idle between statements (its reads of the
-    # next statement woken from the network: on a VM whose idle cores halt, MySQL 9.7's
-    # one-connection oltp_write_only spent 639 µs of thread CPU a transaction with 188
-    # µs inside the server). That is the wire's, at any setting: it goes with the time
-    # outside the server, where it takes a core but no time of its own.
+    # next statement woken from the network: on a VM whose idle cores halt, far more
+    # than the time inside the server;
+    # docs/validation/notebook/2026-12-02-page-cleaner-bursts-cpu-no-state-can-hold.md).
+    # That is the wire's, at any setting: it goes with the time outside the server,
+    # where it takes a core but no time of its own.
     commit_wait = ev.commit_wait_us_per_trx.value
     beyond = max(0.0, overlap - commit_wait) if commit_wait is not None else 0.0
     return overlap, beyond
@@ -232,7 +234,7 @@ def _server_cpu(ev: WorkloadEvidence, sleeping: bool, inputs: dict) -> _ServerCp
     # The server's other threads (page cleaner, purge, timers) are left out: the model
     # runs its own page cleaner, and most of the rest is a constant load per second,
     # which per transaction would swell at a low commit rate and inflate every change's
-    # price (8-14 ms/s on the development VM, 44 µs per transaction at 320 commits/s).
+    # price (docs/commands/advise.md, 'The workload', has what they cost).
     inputs["cpu_us_per_trx"] = _measured(ev.server_cpu_us_per_trx, cpu)
     # Commits that sleep cost CPU beyond their work (advisor/sleep_cost.py): the CPU
     # measured is the sleeping cost, and a setting without a sync at commit gives that

@@ -238,11 +238,11 @@ def page_cleaner_horizon(cfg: ServerConfig, wl: Workload | None, start: ServerSt
     if age0 >= async_age:
         return None
     end = age0 + rate * duration_s
-    # A window that crosses the point had no horizon until 2026-11-29: its figures, which
-    # got there 5.6-5.8 s into 6 simulated, were taken for the settled server's, and the
-    # data fsyncs after missed by -37..-44 % (SAN insert 4 and write_only 16, Samsung
-    # write_only 4); with the settled run, 42 of 45 cells of four settled lab runs are
-    # within 25 % (35 before).
+    # A window that crosses the point still gets a horizon: its figures reach the point
+    # only in their last fraction of a second, so they are nearly all of a server
+    # without a page cleaner, and taken for the settled server's they under-priced the
+    # data fsyncs after the change
+    # (docs/validation/notebook/2026-11-29-window-that-crosses-the-async-point.md).
     return {"async_point_bytes": async_age, "age_at_start_bytes": age0,
             "age_at_end_bytes": round(end),
             "redo_bytes_per_s": round(rate), "seconds_to_async_point":

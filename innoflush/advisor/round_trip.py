@@ -5,13 +5,12 @@ A change that takes the sync off the commit (trx_commit 1→2) turns a one-conne
 from a few statements between milliseconds of sleep into a ping-pong between the client
 and the server at full speed. What that ping-pong costs depends on the host more than on
 the workload, and the CPU measured while the commits slept does not show it. On the
-2-vCPU VMs this project was validated on, sysbench after such a change ran one statement
-every 66-118 µs (`oltp_insert`), 47-77 (`oltp_write_only`) and 68-125 (`oltp_read_write`)
-on the days the idle vCPUs woke at once (51 cells of ten runs; a run's wall time was its
-processes' CPU time, nothing idle), and every 150-270 µs on the days they did not,
-whatever the workload (idle 29-551 µs a transaction): then the VM halted every idle
-vCPU, and each wake-up went through the hypervisor
-(docs/validation/notebook/2026-11-27-lone-connection-slow-waking-cores.md has the runs).
+2-vCPU VMs this project was validated on, sysbench after such a change ran a statement
+at a pace set by its workload on the days the idle vCPUs woke at once (a run's wall time
+was its processes' CPU time, nothing idle), and at a slower pace, whatever the workload,
+on the days they did not: then the VM halted every idle vCPU, and each wake-up went
+through the hypervisor (docs/validation/notebook/2026-11-27-lone-connection-slow-waking-cores.md
+has the runs).
 
 The probe measures the same hand-off with two processes: a round trip free to cross
 cores, and the same round trip with both pinned to one core, where no idle core is ever
@@ -19,42 +18,32 @@ woken (the median round trip of each, live/handoff.py). Where the free one costs
 RATIO_MIN times the pinned one or more, wake-ups are what the round trip is made of, and
 a statement takes at least its own CPU plus HANDOFF_ROUND_TRIPS probe round trips.
 
-How that floor was fitted. First as a multiple of the round trip alone: on 24 pairs (the
-probe on the idle host, then sysbench `oltp_insert`, `oltp_write_only` and
-`oltp_read_write` at one thread and trx_commit=2, 4 s each, eight rounds, 2026-11-27 on
-such a VM) a statement's time over the probe's round trip was 1.7-5.8, median 2.96, the
-probe 65-109 µs (×2.2-3.7 the pinned one); on the 122 after runs of lab validate's
-one-connection trx_commit 1→2 cells with a floor, eleven runs over two days
-(2026-11-27/28), median 2.28, quartiles 1.84-2.96. That multiple left out the statement's
-own work: a `write_only` statement took 1.74 probe round trips, an insert 2.26 (medians),
-and on a slow day the server's CPU per statement doubled with the round trip. Since
-2026-11-29 the floor is the statement's CPU as advise measured it (the sleep's cost taken
-out, advisor/sleep_cost.py) plus 1.2 round trips: over the 74 predicted one-connection
-trx_commit 1→2 cells with a floor in 18 runs of 2026-11-27..29, each run left out in turn
-with the constant chosen on the others, the predicted change was within ×/÷1.3 of the
-measured one in 49 cells, against 41 for the best multiple of the round trip alone and 40
-for the 2.3 it replaced
-(docs/validation/notebook/2026-11-29-lone-connections-statement-cpu-and-hand-off.md).
+Why the statement's CPU is in the floor: a floor made of round trips alone left out the
+statement's own work — a light `write_only` statement took fewer round trips than an
+insert — and on a slow day the server's CPU per statement grew with the round trip. So
+the floor is the statement's CPU as advise measured it (the sleep's cost taken out,
+advisor/sleep_cost.py) plus HANDOFF_ROUND_TRIPS round trips, the constant chosen with
+each run left out in turn; it predicted the one-connection trx_commit 1→2 cells better
+than the best multiple of the round trip alone (docs/validation/notebook/
+2026-11-29-lone-connections-statement-cpu-and-hand-off.md has the fit and its figures).
 
-Under a load that keeps the cores awake the
-probe reads as it does pinned (a one-thread insert load at trx_commit=1 on the local
-disk: 25-36 µs against 23-40 pinned) and no floor is set, the model pricing as before: a
-limitation, since that load's after-run is a ping-pong on idle cores all the same (on
-the local disk of such a VM, 160-330 µs a statement). Below RATIO_MIN no floor either:
-the hosts whose idle cores answer at once are those the model's other constants were
-measured on, and there its one-connection prices held. Where the free/pinned ratio of
-such a host falls was not measured (none was at hand when the probe was written):
-RATIO_MIN is placed between no wake-up cost (×1) and what the halting VM showed (×2.2
-and more).
+Under a load that keeps the cores awake the probe reads as it does pinned and no floor
+is set, the model pricing as before: a limitation, since that load's after-run is a
+ping-pong on idle cores all the same. Below RATIO_MIN no floor either: the hosts whose
+idle cores answer at once are those the model's other constants were measured on, and
+there its one-connection prices held. Where the free/pinned ratio of such a host falls
+was not measured (none was at hand when the probe was written): RATIO_MIN is placed
+between no wake-up cost (×1) and what the halting VM showed (docs/validation.md).
 """
 
 from __future__ import annotations
 
 HANDOFF_ROUND_TRIPS = 1.2     # probe round trips a statement takes beyond its own CPU
-# a statement's time over the floor at the quartiles of the 87 one-connection after runs
-# with a floor (2026-11-27..29, the 74 predicted cells and those advise declined), over
-# their median (0.92, 1.27 over 1.07): the days differ more than any one floor carries,
-# so a prediction's range takes the floor at each (advisor/predict.py, SPREAD)
+# a statement's time over the floor at the quartiles of the one-connection after runs
+# with a floor, over their median
+# (docs/validation/notebook/2026-11-29-lone-connections-statement-cpu-and-hand-off.md):
+# the days differ more than any one floor carries, so a prediction's range takes the
+# floor at each (advisor/predict.py, SPREAD)
 FLOOR_QUARTILES = (0.86, 1.18)
 RATIO_MIN = 1.8               # free / pinned round trip from which wake-ups dominate
 

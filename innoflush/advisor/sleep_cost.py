@@ -9,36 +9,34 @@ measured while commits sleep holds it, and it has to come out.
 
 How it behaves was measured, not assumed: cells of sysbench (`oltp_insert`,
 `oltp_write_only`, `oltp_read_write`; 1, 4 and 16 threads) on MariaDB 10.11, each run at
-trx_commit=1 and then 2 on a 2-vCPU VM (Firecracker) with its virtio disk
-and two emulated devices (commit waits 0.04-7.5 ms), `lab validate --workload-cmd`
-runs whose reports ship in docs/validation/. The CPU the server
-gave back per transaction (all its threads, /proc) is not a factor on the transaction's
-CPU — at one thread on 3-ms syncs a 90-µs insert gave back ~380 µs, a 1,800-µs
-`read_write` 270-840 µs — but a *rate*: a share of a core for every commit asleep, up to
-as many as the host has cores, plus a wake-up for every sync the commits sleep on. Per
-transaction:
+trx_commit=1 and then 2 on a 2-vCPU VM (Firecracker) with its virtio disk and two
+emulated devices (commit waits from tens of µs to several ms), `lab validate
+--workload-cmd` runs whose reports ship in docs/validation/. The CPU the server gave
+back per transaction (all its threads, /proc) is not a factor on the transaction's CPU —
+a light insert gave back several times its own CPU, a heavy `read_write` a fraction of
+it — but a *rate*: a share of a core for every commit asleep, up to as many as the host
+has cores, plus a wake-up for every sync the commits sleep on. Per transaction:
 
     sleep cost (µs) = SYNC_WAKE_US * redo syncs per commit
                       + SLEEP_CORES * min(asleep, cores) ** SLEEP_GROWTH / commits_per_s
 
 asleep: commits asleep on average (commit wait per transaction × commits per second).
-Below the cap that is 7 % of the commit wait; past it, more sleepers add nothing — a
-sleeping commit leaves a core idle, and there are only so many cores to idle. It was
-`SLEEP_WAKE_US + 0.10 * asleep ** 0.2 / commits_per_s` (20 µs a commit) until 427 cells
-(31 runs, 2026-11-25..29) showed the rate by connections: 0.08 cores given back at one
-thread (0.7 commits asleep), 0.20 at 4 (2.9), 0.16 at 16 (8.6) — it stops growing at the
-2 cores, where the old form grew on, and under-priced 4 threads (the CPU after 17 % too
-high, the median) and over-priced 16 (7 % too low).
+Below the cap that is a fixed share of the commit wait; past it, more sleepers add
+nothing — a sleeping commit leaves a core idle, and there are only so many cores to idle.
+An earlier form, a wake-up a commit plus a rate that grew on with the commits asleep,
+under-priced 4 threads and over-priced 16: what the server gave back stops growing at
+the host's cores (docs/validation/notebook/2026-11-29-sleeping-commit-cpu-stops-at-the-cores.md
+has the cells, the rates by connections and both forms' errors).
 
 Fitted by least absolute log error on the connection threads' CPU after the change
 (the servers' CPU after, scaled by the connection threads' share before;
-scripts/sleep_cost_fit.py); left one run out in turn, over the 427 cells the CPU after
-came within 15 % in 222 and within 30 % in 336 (the old form, refitted on the same
-cells: 192 and 303; taking the CPU as measured: 89 and 168). The clients (sysbench
-here) gave back CPU the same way, less of it: their rate grows with the transactions
-inside the server at once (constants of the first 151 cells).
+scripts/sleep_cost_fit.py), and judged with one run left out in turn: it puts the CPU
+after closer than the old form refitted on the same cells, and far closer than the CPU
+as measured. The clients (sysbench here) gave back CPU the same way, less of it: their
+rate grows with the transactions inside the server at once
+(docs/validation/notebook/2026-11-27-what-a-sleeping-commit-costs.md).
 
-These figures are this VM's. A host whose idle cores do not halt (bare metal, a VM
+These constants are this VM's. A host whose idle cores do not halt (bare metal, a VM
 with idle polling) probably gives back less — not measured here — and the prediction of
 trx_commit 1→2 there would be high. The interval a prediction carries (error_bands.py)
 is measured on the same VM.
@@ -56,19 +54,15 @@ CLIENT_CORES = 0.015      # the clients' rate, by the transactions inside the se
 CLIENT_GROWTH = 0.6
 # Whatever the rate says, a transaction keeps a share of the CPU it was measured at, and
 # the longer its commits slept the smaller that share: FLOOR_SHARE_AT at a commit wait of
-# FLOOR_WAIT_US or less, FLOOR_SHARE_FALL less for every e-fold of the wait beyond (0.42
-# at this VM's disk's 0.3 ms, 0.29 at the SAN's 3 ms, 0.24 at the Samsung's 6.4 ms). It
+# FLOOR_WAIT_US or less, FLOOR_SHARE_FALL less for every e-fold of the wait beyond. It
 # binds on inserts with long sleeps, whose CPU after the change is about the same on
 # every device (the same statements on a server that no longer sleeps), while the CPU
-# before grows with the sleep. A single share (0.25) left the SAN's 4-thread inserts at
-# 0.85 of their server CPU after and the Samsung's at 0.93 (medians). Chosen on the
-# connection threads' CPU after, the rate's constants as they are, each run left out in
-# turn: within 15 % in 279 of 508 cells, within 30 % in 403, against 272 and 393 for 0.25.
-# With the wire paid on an idle core (simulator/server.py), 360 of 441 trx_commit changes
-# were predicted within x/1.3 offline, against 348
-# (docs/validation/notebook/2026-11-29-wire-paid-on-an-idle-core.md). Fitted jointly with
-# the rate on the CPU alone, scripts/sleep_cost_fit.py goes to its grid's edge (wake 80,
-# cores 0.065, 0.55 and 0.08), not judged on the change
+# before grows with the sleep; a single share priced the slow devices' inserts too low.
+# Chosen on the connection threads' CPU after, the rate's constants as they are, each
+# run left out in turn. Fitted jointly with the rate on the CPU alone,
+# scripts/sleep_cost_fit.py goes to its grid's edge, a choice not judged on the change
+# (docs/validation/notebook/2026-11-29-wire-paid-on-an-idle-core.md has the shares and
+# the counts)
 FLOOR_SHARE_AT = 0.49
 FLOOR_SHARE_FALL = 0.06
 FLOOR_WAIT_US = 100.0

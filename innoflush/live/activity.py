@@ -3,7 +3,8 @@
 Between statements a connection shows Command ``Sleep``; inside one, ``Query`` (text
 protocol) or ``Execute`` (prepared statements). Sampled every ~20 ms, the share ``f`` of a
 connection's samples that are not Sleep is the share of its time inside the server
-(within ~5 % of performance_schema's statement timers, MariaDB 10.11 under sysbench). With
+(close to what performance_schema's statement timers say: docs/commands/advise.md, 'The
+workload'). With
 N connections committing T transactions a second, a transaction takes N/T seconds of a
 connection: ``f·N/T`` inside the server and ``(1 − f)·N/T`` outside it — the client's own
 work, the network and the wake-ups, which no server counter shows.
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PERIOD_S = 0.02
-MIN_PERIOD_S = 0.005  # a sample costs ~1 ms of the server's and the client's CPU
+MIN_PERIOD_S = 0.005  # a sample costs CPU on both sides (docs/commands/advise.md)
 MAX_PERIOD_S = 0.1
 LONG_WINDOW_SAMPLES = 300
 
@@ -40,8 +41,8 @@ LONG_WINDOW_SAMPLES = 300
 def sampling_period(window_s: float) -> float:
     """About 150 samples over a short window, every 5 to 20 ms; from 6 s on, 300 over
     the window, up to every 100 ms. Every 20 ms over a whole minute would cost the server
-    and advise ~4 % of a core each (a sample ~0.8 ms) for no better shares: samples
-    further apart are the more independent."""
+    and advise a visible share of a core each (docs/commands/advise.md, 'The workload')
+    for no better shares: samples further apart are the more independent."""
     short = min(PERIOD_S, max(MIN_PERIOD_S, window_s / 150))
     return min(MAX_PERIOD_S, max(short, window_s / LONG_WINDOW_SAMPLES))
 MIN_SAMPLES = 40      # fewer and the shares are too coarse to divide a transaction's time

@@ -8,8 +8,9 @@ the work. On a host whose idle cores answer at once (bare metal, a VM that polls
 it halts) that is a few microseconds. On the 2-vCPU VMs this project was validated on
 it varied from day to day: on some every idle vCPU halted and each wake-up went
 through the hypervisor. There a one-connection sysbench load at
-innodb_flush_log_at_trx_commit=2 ran at half the rate of the other days (inserts
-4.0-5.3 k TPS against 8.9-10.1 k), spending more CPU per transaction, not less. Under
+innodb_flush_log_at_trx_commit=2 ran at half the rate of the other days, spending more
+CPU per transaction, not less
+(docs/validation/notebook/2026-11-27-whole-matrix-again-another-vm.md). Under
 trx_commit=1 the same load showed nothing of it: its round trips hide in the sync's
 milliseconds.
 
@@ -25,10 +26,10 @@ server) preempts some round trips by milliseconds.
 Left free, not pinned to two cores, on purpose: where it errs it errs low, towards no
 floor (advisor/round_trip.py), which is the model as it was. The scheduler sometimes
 puts both processes on one core, and a load that keeps the cores awake takes the wake-up
-away; both make the free round trip read as the pinned one (3 of 5 rounds in one lab
-cell; 25-36 µs under a one-thread insert load on the local disk). Pinned to two cores it
-errs high instead: under that load its processes queue behind the load's threads on
-their cores, and it read 126-312 µs where the idle host gave 67-106.
+away; both make the free round trip read as the pinned one. Pinned to two cores it
+errs high instead: under such a load its processes queue behind the load's threads on
+their cores, and it read several times what the idle host gave (docs/validation.md,
+"A lone connection on a host whose idle cores wake slowly", has both).
 """
 
 from __future__ import annotations

@@ -180,7 +180,8 @@ def _redo_syncs(d: dict, s: float, trx_commit: int, flush_log_at_timeout: float,
                             "trx_commit=1)")
     # Synced about once per innodb_flush_log_at_timeout — and before every
     # page-flush batch, whose pages' redo must be durable first (the write-ahead
-    # rule): 10 -> 75 redo syncs in 10 s under flushing, counted with strace.
+    # rule), which under flushing makes them many times more (strace's count:
+    # docs/commands/advise.md, 'The workload').
     timer = int(round(s / max(flush_log_at_timeout, 1e-3)))
     batches = d.get("Innodb_dblwr_writes", 0)
     fsyncs = d.get("Innodb_data_fsyncs")

@@ -8,7 +8,7 @@ turns performance_schema on by default; MariaDB ships it off.
   "miscellaneous" operations (open, close, stat), COUNT_MISC / SUM_TIMER_MISC, timers in
   picoseconds. MySQL instruments its redo log (``wait/io/file/innodb/innodb_log_file``);
   MariaDB 10.11 does not, so there the redo syncs are Innodb_data_fsyncs less the data
-  files' syncs (checked against strace: 1,077 vs 1,082 and 75 vs 75).
+  files' syncs (checked against strace: docs/commands/advise.md, 'The workload').
 - Commits: ``events_transactions_summary_global_by_event_name`` COUNT_STAR counts them
   exactly when the ``transaction`` instrument is on (MySQL's default; MariaDB needs
   ``--performance-schema-instrument='transaction=ON'``). Its timer is not the commit

@@ -106,9 +106,9 @@ def ordered_commit(srv: Server, lsn: int, nbytes: int) -> SimGen[None]:
         # Somebody holds LOCK_log: this leader waits, and takes whoever queued meanwhile.
         # (MariaDB: one that finds it free leads at once — before the followers of its
         # redo group, each woken in turn by the redo leader's release, reach the queue;
-        # they form the next group, behind this one's sync: measured on 10.11 at
-        # sync_binlog=1, 1.28 commits per binlog group at 4 threads and 4.65 at 16, not
-        # the N/2 of a redo group carried whole.)
+        # they form the next group, behind this one's sync, so binlog groups stay small:
+        # not the N/2 of a redo group carried whole. docs/model.md, 'Binlog', has the
+        # groups a 10.11 server made.)
         binlog.flush_wakeup = wakeup = srv.env.event()
         yield wakeup
     binlog.flush_busy = True

@@ -1,7 +1,8 @@
 """Fractional counts carried from event to event.
 
-The workload's per-commit figures are means (0.12 pages dirtied, 0.2 of them hot, 7 %
-of first writes doublewritten); the simulated server dirties, re-dirties and
+The workload's per-commit figures are means, mostly fractions of a page (the pages a
+commit dirties, the share of them hot, the share of first writes doublewritten:
+docs/model.md, 'Fractions carried'); the simulated server dirties, re-dirties and
 doublewrites whole pages, so the fraction left over at one event is carried to the next
 and the long-run count matches the mean exactly, without random draws.
 """

@@ -33,8 +33,8 @@ from simpy.events import NORMAL, PENDING, URGENT, Event, Initialize, Process, Ti
 
 _T = TypeVar("_T")
 # Threads passing time inside each other's waits nest Python frames (a dozen each):
-# beyond this many the next one yields its timeout to the loop (seen: 9, at 1,000
-# connections).
+# beyond this many the next one yields its timeout to the loop, well above the deepest
+# nesting seen and well below Python's recursion limit (docs/model.md, 'Passing time').
 MAX_PASSING = 16
 _new = object.__new__
 # What a simulated thread (or a step of one, run with `yield from`) is: a generator that
@@ -357,11 +357,11 @@ class Environment(simpy.Environment):
 
 def rearm(event: Event) -> Event:
     """`event`, pending again, for the thread that owns it to sleep on once more: no new
-    object (an Event costs ~0.3 µs to make, twice a commit in the log threads). Only for
-    an event its owner alone sleeps on, yielded alone (no condition holds it), and
-    processed or new: nobody waits on it, and whoever would wake it reads the field it
-    is in when waking (a field left pointing at it after it was processed wakes the same
-    sleep as a new event in that field would)."""
+    object (making an Event costs time, twice a commit in the log threads: docs/model.md,
+    'Wake-up events made once'). Only for an event its owner alone sleeps on, yielded
+    alone (no condition holds it), and processed or new: nobody waits on it, and whoever
+    would wake it reads the field it is in when waking (a field left pointing at it after
+    it was processed wakes the same sleep as a new event in that field would)."""
     event._value = PENDING
     event.callbacks = []
     return event

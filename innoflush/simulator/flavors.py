@@ -10,8 +10,8 @@ source files named; docs/model.md gives the references in full):
 - MariaDB 10.6+: doublewrite in ibdata1, fsynced per batch (buf_dblwr_t::
   flush_buffered_writes), then every data file the batch wrote, neither under
   O_DIRECT_NO_FSYNC nor write-through (and the data files again at checkpoint); redo
-  opened O_DIRECT; fdatasync wherever possible; Innodb_data_writes excludes redo (10.11.19
-  counts 0 data writes at trx_commit=1 with no page flushed) but counts one write per
+  opened O_DIRECT; fdatasync wherever possible; Innodb_data_writes excludes redo (as a
+  10.11.19 server counts them: docs/model.md, 'Counters') but counts one write per
   doublewrite batch; a page re-initialised since its last write bypasses the
   doublewrite buffer (Workload.dblwr_page_share).
 """
@@ -73,8 +73,8 @@ class Flavor:
     redo_sync_in_binlog_flush_stage: bool
     checkpoint_interval_s: float = 1.0
     # MySQL 8.0+: a redo write that ends inside a log block is two calls, the complete
-    # blocks and the incomplete one (redo.py: redo_write; read off 9.7.4: 2.0
-    # Innodb_log_writes per single-row-batch commit with the log writer threads OFF)
+    # blocks and the incomplete one (redo.py: redo_write; so a 9.7.4 server counted its
+    # Innodb_log_writes: docs/model.md, 'MySQL 9.7 LTS')
     redo_last_block_apart: bool = False
     # MariaDB maps O_DSYNC to innodb_data_file_write_through: no data-file syncs at all
     o_dsync_data_write_through: bool = False
@@ -83,8 +83,8 @@ class Flavor:
     # each pass, and its capacity points (log_t::set_capacity, log0log.cc)
     mariadb_page_cleaner: bool = False
     # syncs per tablespace extension: MariaDB syncs the file after setting its new size
-    # and again after writing the new pages' headers (measured on 10.11: ~2 per extension
-    # with nothing else syncing)
+    # and again after writing the new pages' headers (a 10.11 server's count:
+    # docs/model.md, 'MariaDB 10.6-10.11')
     extension_syncs: int = 1
     # MariaDB 10.5+: a flush batch syncs the data files when a doublewrite batch completes
     # (buf_dblwr_t::write_completed) and its checkpoint syncs them again

@@ -14,8 +14,8 @@ is counted at the edge, and a zero (a commit that waited for nothing) on its own
 Counting is deferred: add() appends to a list of at most PENDING latencies, which are
 counted together with numpy when it is full or when the histogram is read (fold()). A
 commit's two latencies then cost two appends, not two logarithms and a bucket each in
-Python (about 4 % of the model's time at one connection). The memory stays fixed: the
-counts, and one full list at most.
+Python (a visible share of the model's time at one connection: docs/benchmarks.md has
+what it saved). The memory stays fixed: the counts, and one full list at most.
 """
 
 from __future__ import annotations

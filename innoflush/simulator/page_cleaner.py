@@ -82,10 +82,10 @@ class AdaptiveFlush:
     innodb_flushing_avg_loops (30) calls, each time halfway from the last value to the
     rate since the last refresh; they start at zero. So a fresh server asks for almost
     nothing in its first half minute unless the dirty pages or the checkpoint age call
-    for it (read off MySQL 9.7.4: 13 pages a second flushed in a lab run of a fresh
-    server, against the 428 the warm model asked for). ``uptime_s``: how long the server
-    had run when the simulated load began (None: long, its averages warm — set from the
-    first simulated second)."""
+    for it (as a fresh MySQL 9.7.4 server did: docs/model.md, 'MySQL 9.7 LTS'; a warm
+    model asked for far more). ``uptime_s``: how long the server had run when the
+    simulated load began (None: long, its averages warm — set from the first simulated
+    second)."""
 
     def __init__(self, uptime_s: float | None) -> None:
         self.warm = uptime_s is None or uptime_s >= FLUSHING_AVG_LOOPS
@@ -261,12 +261,11 @@ def dblwr_instance(srv: Server, batch: _Batch) -> SimGen[None]:
                     c["dblwr_syncs"] += 1
         # The write-ahead rule is each page's: a segment taken after the batch's first
         # sync holds pages changed since (hot leaves, the tablespace header), and waits
-        # for another where commits do not sync the redo themselves. MariaDB 10.11 under
-        # sysbench inserts at trx_commit=2 synced the redo 2 times in a page-cleaner pass
-        # at 1 connection, 2-7 at 4 (perf, per thread, 2026-11-28). Where commits sync,
-        # the page's change is covered by the group commit it came with. MySQL's rule is
-        # the page's too (buf_flush_write_block_low), but unmeasured here, and taken a
-        # 4-page segment at a time it would sync for nearly every one.
+        # for another where commits do not sync the redo themselves, so a MariaDB pass
+        # syncs the redo more than once (docs/model.md, 'Redo', has the count). Where
+        # commits sync, the page's change is covered by the group commit it came with.
+        # MySQL's rule is the page's too (buf_flush_write_block_low), but unmeasured here,
+        # and taken a 4-page segment at a time it would sync for nearly every one.
         if lazy_commits and log.flushed_lsn < newest:
             yield from log_flush_for_page_write(srv, newest)
         # in-place page writes, each to a tablespace of the workload

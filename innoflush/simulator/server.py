@@ -147,16 +147,12 @@ class Server(ServerState):
     def device_woken(self) -> SimGen[None]:
         """A thread the device woke (its write or sync complete) runs again once a core
         is free: it queues behind the threads already runnable, first come first served,
-        not ahead of them. perf on MariaDB 10.11 under sysbench oltp_insert (2 vCPUs,
-        kernel 6.18, the local disk, sync_binlog=0; scripts/trace_group_commit.py, medians
-        of one run, docs/validation/notebook/2026-11-28-thread-the-device-woke-waits-for-a-core.md
-        has three): from the wake-up to the return of
-        the call, the redo leader waited a median 225 µs after its O_DIRECT write and
-        93 µs after its fdatasync at 16 connections, 49 and 15 µs at 4 — and a redo sync
-        took 1.0 ms from one to the next at 16, 0.38 ms at 4, where the device's part
-        was 0.3 and 0.18 ms. Without this wait the model's group commit cycled at the
-        device's pace and, once sync_binlog 1 -> 0 freed the cycle, made 2.1 times the
-        redo syncs measured (2,612/s against 1,262 at 16 connections)."""
+        not ahead of them. A real server's redo leader waits so after its write and its
+        sync (perf, scripts/trace_group_commit.py), and its redo syncs come slower than
+        the device alone would allow; without this wait the model's group commit cycled
+        at the device's pace and, once sync_binlog 1 -> 0 freed the cycle, made about
+        twice the redo syncs measured (docs/model.md, 'A thread the device woke waits
+        for a core', has the waits and counts)."""
         slots = self.cpu_slots
         if slots is not None:
             # statements alone on the cores (ServerState._fifo_cpu_slots): the first core
@@ -245,7 +241,8 @@ class Server(ServerState):
         # sleep on the sync ends on the completion interrupt's core, and perf sched saw
         # the threads stay); a transaction's other statements are woken by the client's
         # socket and run wherever a core is free (confined with the commit, sysbench's
-        # read_write/write_only at 4-16 threads were modelled 15-22 % slow).
+        # many-statement transactions were modelled slow: docs/model.md, 'Where woken
+        # threads run').
         split = server_cpu is not self.cpu
         redo_bytes = wl.redo_bytes_per_trx
         growth_per_trx, extend_bytes = wl.growth_bytes_per_trx, wl.extend_bytes
@@ -270,9 +267,8 @@ class Server(ServerState):
                     # Once commits stop sleeping the wire is paid on an idle core only:
                     # measured while they slept it is mostly idle vCPUs waking, and with
                     # every core busy a client's request finds its thread a place in the
-                    # run queue, the core queue below (sysbench's 4-thread insert after
-                    # trx_commit 1->2: cores 91 % busy, 26,546/s where the wire kept
-                    # allowed 18,600;
+                    # run queue, the core queue below (with the wire kept, a busy
+                    # server ran faster than the model allowed:
                     # docs/validation/notebook/2026-11-29-wire-paid-on-an-idle-core.md)
                     # (where commits do not sleep the cores are one pool: server_cpu)
                     if sleeps or server_cpu.free:
@@ -354,10 +350,10 @@ class Server(ServerState):
                 env.process(self.on_cpu(sleep_side_s, pool=server_cpu))
             if post_commit_s:
                 # Back from its commit sleep the thread is scheduled ahead of the queued
-                # statements (16 connections, 2 vCPUs: COMMIT p50 measured 1.6-2.3 ms,
-                # modelled 2.8 ms in FIFO order, 2.3 ms this way). The leader's second
-                # half of the sync stays FIFO: run first, it ends groups sooner than the
-                # server's (redo syncs at 16 connections +40 %).
+                # statements (in FIFO order the model's COMMIT took longer than the
+                # server's at many connections). The leader's second half of the sync
+                # stays FIFO: run first, it ends groups sooner than the server's, and
+                # makes too many redo syncs (docs/model.md, 'A woken thread runs first').
                 yield from self.on_cpu(post_commit_s, pool=server_cpu, woken=sleeps)
             counters["commits"] = commits = counters["commits"] + 1
             # What the measurement records of a commit (Measurement), written here: the

@@ -108,7 +108,7 @@ EXAMPLES = [
     ("simulate", "`--seed` outside 0-4294967295", ["simulate", *SP, "--seed", "-1"], 2, True),
     ("simulate", "`--tablespaces` above 100000", ["simulate", *SP, "--tablespaces", "100001"],
      2, True),
-    ("tps", "an unknown profile or flavor", ["tps", *SP, "--flavor", "mysql-9"], 2, True),
+    ("tps", "an unknown profile or flavor", ["tps", *SP, "--flavor", "mysql-6"], 2, True),
     ("tps", "`nan` or `inf` for any number", ["tps", *SP, "--cpu-us", "inf"], 2, True),
     ("tps", "`--cpu-us` or `--client-us` above 6e+07 µs", ["tps", *SP, "--client-us", "1e9"],
      2, True),

@@ -1,7 +1,8 @@
 """Judging a predicted change against a measured one, with the measurement's noise (pure).
 
-One before and one after run of a few seconds cannot tell a ±15 % change's direction on
-a shared VM (the same configuration measured 3,920 and 4,484 TPS minutes apart): with
+One before and one after run of a few seconds cannot tell a small change's direction on
+a shared VM, where the same configuration measures differently minutes apart
+(docs/validation/notebook/2026-11-25-first-sysbench-run.md): with
 ``lab validate --workload-cmd --replicates N`` every cell's before and after runs are
 made N times (before, after; after, before; ... — A B B A, so a drift of the host
 weighs on both sides alike), and the prediction is judged against the replicates'

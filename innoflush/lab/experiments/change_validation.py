@@ -12,9 +12,9 @@ named workload (``--workload-cmd``) × connection count × change (``--changes``
 - an **after** run: a fresh server with the change made (trx_commit=2;
   O_DIRECT_NO_FSYNC — only on a device whose profile says its cache is non-volatile,
   skipped with a note elsewhere; sync_binlog=0), under the same command, with advise
-  measuring it alike but not predicting: observing takes CPU from the workload (2 % of
-  sysbench write_only's TPS at 4 threads on the 2-vCPU VM, bench/observer_cost.py), so
-  one side observed and the other not made every change look 2-4 % better than it was
+  measuring it alike but not predicting: observing takes CPU from the workload
+  (bench/observer_cost.py), so one side observed and the other not made every change
+  look better than it was
   (docs/validation/notebook/2026-11-27-whole-matrix-advise-observing-both-sides.md).
 
 Per cell (``cell_result``, pure): the measured TPS before and after and their ratio;
@@ -234,9 +234,9 @@ def run_change_cell(vopts: ChangeValidateOptions, cp: CellPlan, wc: WorkloadComm
                 # the after run settles (a server kept at the new setting); advise
                 # observes the before run as it finds it
                 o_side = o if which == "before" else replace(o, settle_s=vopts.settle_after_s)
-                # advise observes both sides alike (on the before side only it made
-                # every change look 2-4 % better than it is); it predicts from the
-                # before side only
+                # advise observes both sides alike (observing takes CPU: on the before
+                # side only it made every change look better than it is); it predicts
+                # from the before side only
                 side[which], e = _measure(
                     o_side, plan,
                     base / f"{dn}-run-{plan.index}{tag}", warnings, progress, emulation,

@@ -47,9 +47,9 @@ def measured_cells(report: dict) -> Iterator[tuple[dict, dict, DeviceProfile]]:
 def refit(cell: dict, profile: DeviceProfile, seed: int = 1,
           extend_bytes: int | None = None, tablespaces: int | None = None) -> dict:
     """Today's fit and predicted ratio for one measured cell. extend_bytes: the
-    tablespaces' extension step where the report did not read it (before 2026-11-26);
-    tablespaces: the files a flush batch syncs where the report did not read them (before
-    2026-11-28)."""
+    tablespaces' extension step where the report did not read it (reports made before
+    advise read it); tablespaces: the files a flush batch syncs where the report did not
+    read them (likewise)."""
     rep = cell["advise_report"]
     facts = facts_from_variables(rep["settings"]["variables"])
     observed = Observed.from_dict(rep["observed"])

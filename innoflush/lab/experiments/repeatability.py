@@ -10,8 +10,8 @@ the host makes up by itself:
 - **within ×/÷FACTOR**: the share of identical pairs within ×/÷FACTOR of each other.
   A perfect model, judged against one run a side, is within ×/÷FACTOR of the measured
   ratio in about that share of cells (the measured ratio is the true one times a ratio
-  of two runs' noise, which is what an identical pair is); 90 % within cannot be told
-  apart from perfect where the host's pairs make 88 %.
+  of two runs' noise, which is what an identical pair is): a model within about as
+  often as the host's pairs cannot be told apart from perfect.
 - **the 90th percentile of the difference**: a measured change smaller than it is one
   the host makes up one time in ten; the direction of such a change cannot be told from
   one run a side. ``direction_beyond_noise`` judges the direction on the cells whose
@@ -19,8 +19,9 @@ the host makes up by itself:
 
 With replicates a cell's measured ratio is a mean over them, less noisy than one run a
 side, and the share is a floor. On the 2-vCPU VM the runs of docs/validation/ were made
-on, 239 of 270 identical pairs were within ×/÷1.3 of each other and 78 within ±3 %, the
-band a flat change is judged by (scripts/repeatability.py).
+on, most identical pairs were within ×/÷1.3 of each other and few within the band a
+flat change is judged by (scripts/repeatability.py;
+docs/validation/notebook/2026-11-27-what-one-run-can-tell-host-noise.md).
 """
 
 from __future__ import annotations
