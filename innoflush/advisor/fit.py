@@ -26,6 +26,7 @@ from ..measure.facts import completion_cores, gather_facts
 from ..simulator import ServerConfig, ServerStart, Workload, simulate
 from ..simulator.config import MiB
 from ..simulator.flavors import get_flavor
+from .device import measured_on_these_disks
 from .measured import measured_workload
 
 COMMITS_PER_RUN = 20_000  # simulated commits per run: bounds the time of one run
@@ -297,7 +298,8 @@ def fit_workload(facts: ServerFacts, observed: Observed, evidence: WorkloadEvide
     if wl is None:
         return Fit(cfg, None, target, None, False, dur, clock() - t0, reasons=missing,
             assumptions=assumptions, inputs=inputs)
-    profile, r, seen = device_as_seen(cfg, wl, profile, evidence, dur, seed, start)
+    profile, r, seen = device_as_seen(cfg, wl, profile, evidence, dur, seed, start,
+                                      same_storage=_measured_here(profile, datadir))
     if seen:
         assumptions.append(seen)
     checks = model_checks(observed, r)
@@ -341,14 +343,28 @@ def commits_sleep(cfg: ServerConfig) -> bool:
     return cfg.innodb_flush_log_at_trx_commit == 1 or (cfg.log_bin and cfg.sync_binlog > 0)
 
 
+def _measured_here(profile, datadir: str | None) -> bool:
+    if datadir is None:
+        return False
+    try:
+        return measured_on_these_disks(profile, gather_facts(datadir))
+    except Exception:  # noqa: BLE001 - sysfs facts are optional
+        return False
+
+
 def device_as_seen(cfg: ServerConfig, wl: Workload, profile, ev: WorkloadEvidence,
-                   dur: float, seed: int, start: ServerStart | None):
+                   dur: float, seed: int, start: ServerStart | None,
+                   same_storage: bool = False):
     """(profile, SimResult at the current settings, note or None): where commits wait
     for a sync, the profile's latencies scaled so that the model's commit waits as long
     as the server's do (processlist) — the device as the server sees it now, which may
     not be what it was when the profile was measured (a shared or virtual disk drifts).
     A device that would need more than SCALE_LIMIT either way is not scaled: it is not
-    this server's storage, and the checks then say so."""
+    this server's storage, and the checks then say so — unless the profile was measured
+    on the disks under the datadir (same_storage): then it is this storage by
+    construction, and a disk whose syncs moved tenfold since (a virtual disk whose host
+    switches between absorbing and passing on the flush does) is scaled all the way."""
+    limit = float("inf") if same_storage else SCALE_LIMIT
     r = simulate(cfg, wl, profile, duration_s=dur, seed=seed, start=start)
     wait = ev.commit_wait_us_per_trx.value
     model = r.commit_latency_ms.get("mean")
@@ -358,8 +374,7 @@ def device_as_seen(cfg: ServerConfig, wl: Workload, profile, ev: WorkloadEvidenc
     factor = 1.0
     for _ in range(5):
         ratio = wait / (model * 1e3)
-        if abs(ratio - 1.0) <= SCALE_KEEP / 2 or not 1 / SCALE_LIMIT < factor * ratio \
-                < SCALE_LIMIT:
+        if abs(ratio - 1.0) <= SCALE_KEEP / 2 or not 1 / limit < factor * ratio < limit:
             break
         factor *= ratio ** 0.9
         profile = base.scaled(factor, "the device as the server sees it: commit wait")
