@@ -200,6 +200,19 @@ def test_readme_is_a_front_door():
     assert lines <= 300, f"README.md has {lines} lines; reference belongs in docs/"
 
 
+def test_validation_page_is_the_current_state():
+    """docs/validation.md says where the model stands; how it got there is the notebook's
+    (docs/validation/notebook/, an index newest first)."""
+    lines = (ROOT / "docs" / "validation.md").read_text().count("\n")
+    assert lines <= 250, f"docs/validation.md has {lines} lines; investigations go to the notebook"
+    index = (ROOT / "docs" / "validation" / "notebook" / "README.md").read_text()
+    dated = sorted((p.name for p in (ROOT / "docs" / "validation" / "notebook").glob("20*.md")),
+                   reverse=True)
+    assert dated and all(name in index for name in dated)
+    listed = [n[:10] for n in re.findall(r"\((20[^)]+\.md)\)", index)]
+    assert listed == sorted(listed, reverse=True), "the index is newest first"
+
+
 def _slug(heading: str) -> str:
     """GitHub's anchor for a heading."""
     text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
