@@ -13,8 +13,7 @@ from .model import Change, Check, Context, Rule, dev_name
 # a device that syncs faster than this gains little from trx_commit=2
 CHEAP_SYNC_NS = 100_000
 # A device sync this cheap makes trx_commit=2 look worthless from the device alone; the
-# price decides when there is one: a gain this large (%) at the low end of its interval
-# is not "little" (the commit also pays the sync's system call, its CPU and the group's
+# price decides when there is one: a predicted gain this large (%) is not "little" (the commit also pays the sync's system call, its CPU and the group's
 # wait, which a fast device does not remove)
 MIN_PRICED_GAIN_PCT = 10.0
 
@@ -147,9 +146,9 @@ def _cheap_sync_note(ctx: Context) -> str:
 
 def priced_trx_commit_2(ev, ctx: Context, prediction_of) -> bool:
     """After the candidates were priced: where the cheap-sync note kept 1 but the model
-    prices 2 at MIN_PRICED_GAIN_PCT or more at the low end of its interval (the range's
-    without one), the relaxed-allows-2 finding replaces the note. prediction_of(changes)
-    -> the prediction, or None. True when it did."""
+    prices 2 at MIN_PRICED_GAIN_PCT or more, the relaxed-allows-2 finding replaces the
+    note (its interval beside it, as every price). prediction_of(changes) -> the
+    prediction, or None. True when it did."""
     if not (_relaxed(ctx) and _cheap_sync(ctx)) or RELAXED_ALLOWS_2.id in ev.ignored:
         return False
     note = _cheap_sync_note(ctx)
@@ -157,16 +156,13 @@ def priced_trx_commit_2(ev, ctx: Context, prediction_of) -> bool:
         return False
     finding = RELAXED_ALLOWS_2.finding(ctx)
     pred = prediction_of(finding.sim_changes)
-    if not pred or (pred.get("change") or {}).get("tps_pct") is None:
-        return False
-    low = ((pred.get("interval") or {}).get("tps_pct")
-           or (pred.get("range") or {}).get("tps_pct") or [pred["change"]["tps_pct"]])[0]
-    if low is None or low < MIN_PRICED_GAIN_PCT:
+    gain = (pred or {}).get("change", {}).get("tps_pct")
+    if gain is None or gain < MIN_PRICED_GAIN_PCT:
         return False
     ev.notes.remove(note)
     finding.why.append(f"{dev_name(ctx)} syncs in {format_ns(ctx.device.fsync_ns)}, but the "
-                       f"model prices 2 at {low:+.0f} % TPS or more on this workload: the "
-                       "commit pays more than the device's sync")
+                       f"model prices 2 at {gain:+.0f} % TPS on this workload: the commit "
+                       "pays more than the device's sync")
     ev.findings.append(finding)
     ev.findings = ev.sorted_findings()
     return True
@@ -244,8 +240,8 @@ TRX_COMMIT: tuple[Rule | Check, ...] = (
           _cheap_sync_note,
           f"relaxed on a device that syncs in under {CHEAP_SYNC_NS // 1000} µs (2 would "
           "gain little) — unless the model prices 2 at "
-          f"+{MIN_PRICED_GAIN_PCT:g} % TPS or more at the low end of its interval: then "
-          "the finding below, with that price."),
+          f"+{MIN_PRICED_GAIN_PCT:g} % TPS or more: then the finding below, with that "
+          "price."),
     RELAXED_ALLOWS_2 := Rule(
         id="trx-commit.relaxed-allows-2", severity="performance",
         setting="innodb_flush_log_at_trx_commit", holds=_relaxed,
