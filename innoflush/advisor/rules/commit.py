@@ -13,8 +13,9 @@ from .model import Change, Check, Context, Rule, dev_name
 # a device that syncs faster than this gains little from trx_commit=2
 CHEAP_SYNC_NS = 100_000
 # A device sync this cheap makes trx_commit=2 look worthless from the device alone; the
-# price decides when there is one: a predicted gain this large (%) is not "little" (the commit also pays the sync's system call, its CPU and the group's
-# wait, which a fast device does not remove)
+# price decides when there is one: a predicted gain this large (%) is not "little" (the
+# commit also pays the sync's system call, its CPU and the group's wait, which a fast
+# device does not remove)
 MIN_PRICED_GAIN_PCT = 10.0
 
 TRX_COMMIT_MANUAL = ("MySQL Reference Manual, innodb_flush_log_at_trx_commit "
