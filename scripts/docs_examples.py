@@ -35,6 +35,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOWN_TMP = "/tmp/docs"     # how the temporary directory appears in the examples
+# The width the text examples are fitted to: what a pipe gets (innoflush/terminal.py's
+# DEFAULT_WIDTH), and what a Markdown code block shows without a scroll bar.
+COLUMNS = 100
 
 
 # ---- trimming ------------------------------------------------------------------------------
@@ -163,7 +166,7 @@ def _validate_text(env: Env) -> str:
     report = json.loads(env.output("lab-validate-json").raw)
     for module in ("innoflush.lab.reports.validate_report", "innoflush.lab.validate_report"):
         with contextlib.suppress(ImportError, AttributeError):
-            return importlib.import_module(module).render_text(report)
+            return importlib.import_module(module).render_text(report, COLUMNS)
     raise Skip("no render_text for lab validate reports found in innoflush.lab")
 
 
@@ -487,7 +490,7 @@ class Env:
         env = dict(os.environ)
         home = self.root / (f"home-{ex.name}" if ex.own_home else "home")
         home.mkdir(exist_ok=True)
-        env.update(INNOFLUSH_HOME=str(home), MYSQL_PWD="", COLUMNS="200")
+        env.update(INNOFLUSH_HOME=str(home), MYSQL_PWD="", COLUMNS=str(COLUMNS))
         env.pop("MYSQL_HOST", None)
         if ex.resource == "server":
             env["HOME"] = str(home)   # no ~/.my.cnf of the user's

@@ -11,7 +11,7 @@ from ..live.client_options import resolve_options
 from ..live.connect import connect, server_error
 from ..outfile import attempt
 from ..output.charts.output import check_targets, emit
-from .option_types import SEED, chart_options
+from .option_types import SEED, chart_options, text_width, wide_option
 
 HELP = """Read a live MySQL/MariaDB server and recommend innodb_flush_method,
 innodb_flush_log_at_trx_commit, sync_binlog, innodb_use_fdatasync and innodb_doublewrite,
@@ -157,12 +157,13 @@ class _AdviseCommand(click.Command):
               help="Also write the report as Prometheus metrics to FILE (atomically), for "
                    "node_exporter's textfile collector; see docs/prometheus.md.")
 @chart_options
+@wide_option
 def advise_command(host, port, socket, user, defaults_file, login_path, inventory,
                    concurrency, prompt_password,
                    ask_password, ssl_mode, ssl_ca, ssl_cert, ssl_key, connect_timeout,
                    interval, samples, profile_ref, measure, durability, connections,
                    cpu_cores, workload_ref, ignore_rules, no_predict,
-                   seed, scheduler, as_json, prom_path, html_file, png_dir) -> None:
+                   seed, scheduler, as_json, prom_path, html_file, png_dir, wide) -> None:
     import pymysql
 
     from ..advisor.advise import advise
@@ -202,14 +203,14 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
             ssl_mode=ssl_mode, ssl_ca=ssl_ca, ssl_cert=ssl_cert, ssl_key=ssl_key,
             connect_timeout=connect_timeout, executor=executor, request=request)
         advise_inventory(inventory, concurrency or DEFAULT_CONCURRENCY, settings, as_json,
-                         ask_password or prompt_password, _prompt)
+                         ask_password or prompt_password, _prompt, text_width(wide))
         return
     if click_ctx.meta.get("capture_path") is not None:   # --from: no server to connect to
         from .advise_from import advise_from
 
         advise_from(click_ctx, click_ctx.meta["capture_path"], request, as_json=as_json,
                     prom_path=prom_path, html_file=html_file, png_dir=png_dir,
-                    executor=executor)
+                    executor=executor, width=text_width(wide))
         return
     opts = resolve_options(host=host, port=port, socket=socket, user=user,
                            defaults_file=defaults_file, login_path=login_path,
@@ -228,7 +229,8 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
         session.close()
     failures: list[InnoflushError] = []   # raised after the report: the sampling is kept
     attempt(failures, lambda: emit("advise", report, html_file, png_dir, render_text(report)))
-    click.echo(to_json(report) if as_json else render_text(report), nl=False)
+    click.echo(to_json(report) if as_json else render_text(report, text_width(wide)),
+               nl=False)
     attempt(failures, lambda: write_report_prom(prom_path, report))
     if failures:
         raise failures[0]

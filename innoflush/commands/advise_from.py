@@ -24,8 +24,9 @@ LIVE_ONLY = ("host", "port", "socket", "user", "defaults_file", "login_path",
 def advise_from(click_ctx: click.Context, path: str, request: AdviseRequest, *,
                 as_json: bool, prom_path: str | None = None,
                 html_file: str | None = None, png_dir: str | None = None,
-                executor=None) -> None:
-    """Read the capture, advise on it, print the report and exit with its code."""
+                executor=None, width: int | None = None) -> None:
+    """Read the capture, advise on it, print the report (fitted to width: None for
+    --wide) and exit with its code."""
     from ..advisor.advise import advise_capture
     from ..live.capture import read_capture
 
@@ -44,7 +45,7 @@ def advise_from(click_ctx: click.Context, path: str, request: AdviseRequest, *,
     report = advise_capture(capture, request, executor=executor)
     failures: list[InnoflushError] = []   # raised after the report is printed
     attempt(failures, lambda: emit("advise", report, html_file, png_dir, render_text(report)))
-    click.echo(to_json(report) if as_json else render_text(report), nl=False)
+    click.echo(to_json(report) if as_json else render_text(report, width), nl=False)
     if prom_path is not None:
         from ..output.prom import advise_metrics, write_prom
 

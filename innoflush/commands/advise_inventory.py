@@ -29,7 +29,8 @@ def check_fleet_options(given: dict, concurrency: int | None) -> None:
 
 
 def advise_inventory(inventory: str, concurrency: int, settings: FleetSettings,
-                     as_json: bool, prompt_password: bool, prompt) -> None:
+                     as_json: bool, prompt_password: bool, prompt,
+                     width: int | None = None) -> None:
     hosts = load_inventory(inventory)
     # the option files and login path fail now (exit 2), not once per host
     resolve_options(defaults_file=settings.defaults_file, login_path=settings.login_path,
@@ -54,9 +55,9 @@ def advise_inventory(inventory: str, concurrency: int, settings: FleetSettings,
     if show:
         click.echo("", err=True)
     if not as_json:
-        click.echo(render_table(run.results), nl=False)
+        click.echo(render_table(run.results, width), nl=False)
     click.echo(summary(run.results, run.not_done, concurrency, run.max_concurrent,
-                       run.seconds), nl=False, err=as_json)
+                       run.seconds, None if as_json else width), nl=False, err=as_json)
     if run.interrupted:
         raise KeyboardInterrupt
     code = fleet_exit(run.results)

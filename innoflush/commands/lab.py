@@ -31,7 +31,7 @@ from .lab_options import (
     sync_binlog_values,
 )
 from .lab_validate import validate_command
-from .option_types import FLUSH_METHODS_HELP, SEED, chart_options
+from .option_types import FLUSH_METHODS_HELP, SEED, chart_options, text_width, wide_option
 
 RUN_HELP = """Start a fresh server for every combination of the listed settings (local
 binaries or Docker), drive a workload from client processes, take the SHOW GLOBAL STATUS
@@ -120,12 +120,13 @@ def lab_group() -> None:
 @click.option("--json", "as_json", is_flag=True,
               help="JSON output (keys: docs/commands/lab-run.md).")
 @chart_options
+@wide_option
 @click.pass_context
 def run_command(ctx, backend, image, basedir, server_root, flush_method, trx_commit,
                 sync_binlog, log_bin, connections, duration, warmup, workload, rows_per_trx,
                 workload_cmd, workload_prepare, datadir_on, profile_ref, measure, buffer_pool, port,
                 server_options, no_advise, emulate_ref, emulate_channels, seed,
-                as_json, html_file, png_dir) -> None:
+                as_json, html_file, png_dir, wide) -> None:
     parse_size(buffer_pool)
     check_targets(html_file, png_dir)
     command = one_command(ctx, workload_cmd, workload_prepare)
@@ -145,8 +146,8 @@ def run_command(ctx, backend, image, basedir, server_root, flush_method, trx_com
     failures: list[InnoflushError] = []   # raised after the report: the runs are not lost
     attempt(failures, lambda: emit("lab run", report, html_file, png_dir,
                                    run_report.render_text(report)))
-    click.echo(run_report.to_json(report) if as_json else run_report.render_text(report),
-               nl=False)
+    click.echo(run_report.to_json(report) if as_json
+               else run_report.render_text(report, text_width(wide)), nl=False)
     if failures:
         raise failures[0]
 
@@ -205,12 +206,13 @@ Exit codes: 0 done; 2 usage error (bad option, the name exists without --force);
 @click.option("--title", default=None, help="The profile's title.")
 @click.option("--json", "as_json", is_flag=True,
               help="JSON output (keys: docs/commands/lab-calibrate.md).")
+@wide_option
 @click.pass_context
 def calibrate_command(ctx, backend, image, basedir, server_root, flush_method, log_bin, connections,
                       duration, warmup, workload, rows_per_trx, workload_cmd, workload_prepare,
                       datadir_on, emulate_ref, emulate_channels, profile_ref, measure,
                       buffer_pool, server_options, port, seed, save_name, force, title,
-                      as_json) -> None:
+                      as_json, wide) -> None:
     parse_size(buffer_pool)
     command = one_command(ctx, workload_cmd, workload_prepare)
     if (profile_ref or measure) and not emulate_ref:
@@ -237,7 +239,7 @@ def calibrate_command(ctx, backend, image, basedir, server_root, flush_method, l
     except OutputFailed as exc:   # not saved: the report first, then the error
         report, failure = exc.report, exc
     click.echo(json.dumps(report, indent=2, default=str) if as_json
-               else render_calibrate_text(report), nl=not as_json)
+               else render_calibrate_text(report, text_width(wide)), nl=not as_json)
     if failure is not None:
         raise failure
 

@@ -28,7 +28,7 @@ from .lab_options import (
     server_choice_options,
     server_extra,
 )
-from .option_types import FLUSH_METHODS_HELP, SEED, chart_options
+from .option_types import FLUSH_METHODS_HELP, SEED, chart_options, text_width, wide_option
 
 VALIDATE_HELP = """The model's prediction error on a real server: a matrix of connections ×
 innodb_flush_method × innodb_flush_log_at_trx_commit on this host's storage (local) and
@@ -123,13 +123,14 @@ report is still written) or another failure; 130 interrupted, 143 SIGTERM, 129 S
               help="Progress lines on stderr (default: when it is a terminal and not "
               "--json).")
 @chart_options
+@wide_option
 @click.pass_context
 def validate_command(ctx, backend, image, basedir, server_root, devices, connections, flush_method,
                      trx_commit, duration, warmup, calibrate_duration, replicates,
                      workload_value, rows_per_trx, workload_cmd, workload_prepare, changes,
                      settle_after, preload_rows, datadir_on, profile_ref, measure, emulate_channels,
                      buffer_pool, server_options, save_workload, force, seed, scheduler,
-                     as_json, markdown_file, show_progress, html_file, png_dir) -> None:
+                     as_json, markdown_file, show_progress, html_file, png_dir, wide) -> None:
     parse_size(buffer_pool)
     check_targets(html_file, png_dir)
     charts = (html_file, png_dir)
@@ -155,7 +156,7 @@ def validate_command(ctx, backend, image, basedir, server_root, devices, connect
             command="innoflush " + shlex.join(sys.argv[1:]))   # the commands, quoted
         _validate_output(change_report, lambda progress, line: lab_change_validate(
             cvopts, progress=progress, progress_line=line), as_json, markdown_file,
-            show_progress, charts)
+            show_progress, charts, text_width(wide))
         return
     if changes is not None:
         raise OptionError("--changes is for --workload-cmd")
@@ -179,12 +180,13 @@ def validate_command(ctx, backend, image, basedir, server_root, devices, connect
     ctx.call_on_close(executor.close)
     _validate_output(validate_report, lambda progress, line: lab_validate(
         vopts, progress=progress, progress_line=line, executor=executor), as_json,
-        markdown_file, show_progress, charts)
+        markdown_file, show_progress, charts, text_width(wide))
 
 
 def _validate_output(renderer, run, as_json: bool, markdown_file: str | None,
                      show_progress: bool | None,
-                     charts: tuple[str | None, str | None] = (None, None)) -> None:
+                     charts: tuple[str | None, str | None] = (None, None),
+                     width: int | None = None) -> None:
     """Run a validation (run(progress, progress_line)), write its Markdown, print it
     (text or JSON: the renderer module's render_text/to_json/render_markdown); exit 1
     when a cell failed."""
@@ -205,7 +207,7 @@ def _validate_output(renderer, run, as_json: bool, markdown_file: str | None,
                                                "--markdown"))
     attempt(failures, lambda: emit("lab validate", report, *charts,
                                    renderer.render_text(report)))
-    click.echo(renderer.to_json(report) if as_json else renderer.render_text(report),
+    click.echo(renderer.to_json(report) if as_json else renderer.render_text(report, width),
                nl=False)
     not_saved = (report.get("calibration") or {}).get("save_error")
     if not_saved:

@@ -26,7 +26,7 @@ from ..output.charts.output import check_targets, emit
 from ..profiles import OPS, save_profile
 from ..profiles.store import check_save_profile
 from ..units import parse_list, parse_size
-from .option_types import chart_options
+from .option_types import chart_options, text_width, wide_option
 
 PROGRESS_AFTER_S = 2.0
 
@@ -98,6 +98,7 @@ def _option(name: str, parse, *args):
               help="Also write the result as Prometheus metrics to FILE (atomically), for "
                    "node_exporter's textfile collector; see docs/prometheus.md.")
 @chart_options
+@wide_option
 @click.option("--bars/--no-bars", default=None,
               help="A bar of each test's sync p50 with a mark at its p99 (default: only "
                    "when stdout is a terminal; never with --json).")
@@ -106,7 +107,7 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
                     count: int | None, warmup: int, file_size: str, engine: str,
                     as_json: bool, save_name: str | None, force: bool,
                     prom_path: str | None, html_file: str | None,
-                    png_dir: str | None, bars: bool | None) -> None:
+                    png_dir: str | None, wide: bool, bars: bool | None) -> None:
     """Measure write and sync latency of the storage under directory PATH.
 
     Writes a probe file it creates in PATH (removed at the end, also on Ctrl-C, SIGTERM
@@ -168,7 +169,7 @@ def measure_command(path: str, quick: bool, sizes: str | None, ops: str | None,
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
-        click.echo(render(result, bars=want_bars(bars)))
+        click.echo(render(result, bars=want_bars(bars), width=text_width(wide)))
         if saved is not None:
             click.echo(f"\nSaved as device profile {save_name!r}: {saved}")
     if failures:

@@ -48,3 +48,19 @@ def chart_options(func: Callable) -> Callable:
     func = click.option("--png", "png_dir", default=None, metavar="DIR", help=PNG_HELP)(func)
     return click.option("--html", "html_file", default=None, metavar="FILE",
                         help=HTML_HELP)(func)
+
+
+WIDE_HELP = ("Every column of the tables, lines not wrapped (the text of earlier versions); "
+             "by default the text fits the terminal's width (COLUMNS; 100 when piped).")
+
+
+def wide_option(func: Callable) -> Callable:
+    """Add --wide (as wide) to a click command with a text report."""
+    return click.option("--wide", is_flag=True, help=WIDE_HELP)(func)
+
+
+def text_width(wide: bool) -> int | None:
+    """The width the text is fitted to: None (no limit) with --wide."""
+    from ..terminal import width
+
+    return None if wide else width()

@@ -20,7 +20,7 @@ from ..profiles.store import (
     user_names,
     user_profile_dir,
 )
-from .option_types import chart_options
+from .option_types import chart_options, text_width, wide_option
 
 
 def _dump(data: object) -> str:
@@ -39,7 +39,8 @@ def profiles_group() -> None:
 
 @profiles_group.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def list_command(as_json: bool) -> None:
+@wide_option
+def list_command(as_json: bool, wide: bool) -> None:
     """Built-in and user profiles, with fsync and fdatasync after a 16 KB write."""
     builtins = set(builtin_names())
     users = set(user_names())
@@ -60,27 +61,29 @@ def list_command(as_json: bool) -> None:
     if as_json:
         click.echo(_dump(render.list_json(entries)), nl=False)
     else:
-        click.echo(render.render_list(entries), nl=False)
+        click.echo(render.render_list(entries, text_width(wide)), nl=False)
 
 
 @profiles_group.command("show")
 @click.argument("ref", metavar="NAME|FILE")
 @click.option("--json", "as_json", is_flag=True, help="Print the profile's JSON.")
-def show_command(ref: str, as_json: bool) -> None:
+@wide_option
+def show_command(ref: str, as_json: bool, wide: bool) -> None:
     """Provenance, device facts, PLP verdict and every test of one profile."""
     profile = load_profile(ref)
     if as_json:
         click.echo(_dump(profile.to_dict()), nl=False)
     else:
-        click.echo(render.render_show(profile), nl=False)
+        click.echo(render.render_show(profile, text_width(wide)), nl=False)
 
 
 @profiles_group.command("compare")
 @click.argument("refs", nargs=-1, required=True, metavar="NAME|FILE...")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @chart_options
+@wide_option
 def compare_command(refs: tuple[str, ...], as_json: bool, html_file: str | None,
-                    png_dir: str | None) -> None:
+                    png_dir: str | None, wide: bool) -> None:
     """Profiles side by side: sync and write per test, and the ratio to the first."""
     check_targets(html_file, png_dir)
     profiles = [load_profile(r) for r in refs]
@@ -91,7 +94,7 @@ def compare_command(refs: tuple[str, ...], as_json: bool, html_file: str | None,
     if as_json:
         click.echo(_dump(render.compare_json(data)), nl=False)
     else:
-        click.echo(render.render_compare(data), nl=False)
+        click.echo(render.render_compare(data, text_width(wide)), nl=False)
 
 
 @profiles_group.command("import")

@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from ..bars import bar, sparkline, want_bars
+from ..bars import want_bars
 from ..errors import OptionError, option_values
 from ..output.charts.output import check_targets, emit
 from ..simulator.config import ServerConfig
@@ -22,7 +22,15 @@ from ..simulator.request import (
 )
 from ..simulator.workload_profile import DEFAULT_WORKLOAD
 from ..units import parse_list, parse_size
-from .option_types import FLAVOR, FLAVOR_HELP, FLUSH_METHODS_HELP, SEED, chart_options
+from .option_types import (
+    FLAVOR,
+    FLAVOR_HELP,
+    FLUSH_METHODS_HELP,
+    SEED,
+    chart_options,
+    text_width,
+    wide_option,
+)
 
 _S = ServerConfig()
 _FROM = "(default: the workload's)"
@@ -44,14 +52,6 @@ def _progress(enabled: bool):
     def show(done: int, total: int) -> None:
         click.echo(f"\rsimulated {done}/{total}", err=True, nl=done == total)
     return show
-
-
-def _fmt(v, digits=2):
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:,.{digits}f}"
-    return str(v)
 
 
 @click.command("simulate")
@@ -133,6 +133,7 @@ def _fmt(v, digits=2):
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.option("--csv", "as_csv", is_flag=True, help="CSV output, one row per combination.")
 @chart_options
+@wide_option
 @click.option("--bars/--no-bars", default=None,
               help="A TPS bar per row and a TPS sparkline over connections per setting "
                    "(default: only when stdout is a terminal; never with --json/--csv).")
@@ -143,7 +144,7 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
                      redo_bytes, binlog_bytes, pages_per_trx, hot_page_share, work_cv, tablespaces,
                      growth_bytes,
                      duration, seed, replications, jobs, scheduler, as_json, as_csv, html_file,
-                     png_dir, bars: bool | None) -> None:
+                     png_dir, wide: bool, bars: bool | None) -> None:
     """Simulate InnoDB on a device profile: every combination of the listed values.
 
     \b
@@ -186,8 +187,6 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
     show = _progress(sys.stderr.isatty() and not (as_json or as_csv) and combos > 1)
     data = simulate(request, scheduler=scheduler, jobs=jobs, progress=show)
     rows = data["rows"]
-    notes = data["notes"]
-    source = data["workload_source"]
     emit("simulate", data, html_file, png_dir)
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -200,58 +199,11 @@ def simulate_command(profile_ref, flavor, flush_method, trx_commit, sync_binlog,
             w.writerow({k: r[k] for k in ROW_KEYS})
         click.echo(buf.getvalue(), nl=False)
         return
-    from tabulate import tabulate
+    # imported here: its numpy and simpy are not for --help
+    from ..output.sim_text import render_simulate
 
-    click.echo(f"profile {data['profile']}: {data['title']}")
-    click.echo(f"flavor {data['flavor']}, log_bin {'ON' if log_bin else 'OFF'}, "
-               f"{duration:g} simulated s per run, seed {seed}, replications {replications}")
-    click.echo(f"workload: {source}")
-    table = []
-    for r in rows:
-        tps = _fmt(r["tps"], 0)
-        if r["tps_ci95"] is not None:
-            tps += f" ±{r['tps_ci95']:,.0f}"
-        table.append([r["flush_method"], r["trx_commit"], _fmt(r["sync_binlog"]),
-                      r["connections"], tps, _fmt(r["commit_p50_ms"], 3),
-                      _fmt(r["commit_p99_ms"], 3), _fmt(r["commits_per_redo_sync"], 1),
-                      _fmt(r["data_fsyncs_per_s"], 1), _fmt(r["data_fsyncs_per_data_write"], 4),
-                      f"{100 * r['device_flush_util']:.0f}%", f"{100 * r['cpu_util']:.0f}%",
-                      _fmt(r["checkpoint_stall_s"], 2)])
-    headers = ["flush_method", "trx_commit", "sync_binlog", "conns", "TPS", "commit p50 ms",
-               "p99 ms", "commits/redo sync", "data fsyncs/s", "fsyncs/write", "flush busy",
-               "CPU", "stall s"]
-    align: tuple[str, ...] = ("left",) + ("right",) * 12
-    draw = want_bars(bars)
-    if draw:
-        top = max((r["tps"] for r in rows), default=0)
-        for line, r in zip(table, rows, strict=True):
-            line.append(bar(r["tps"], top))
-        headers.append("TPS (bar: the column's max)")
-        align += ("left",)
-    click.echo(tabulate(table, headers=headers, disable_numparse=True, colalign=align))
-    if draw:
-        for spark in tps_sparklines(rows):
-            click.echo(spark)
-    for n in notes:
-        click.echo(f"note: {n}")
-
-
-def tps_sparklines(rows: list[dict]) -> list[str]:
-    """One line per setting (flush method × trx_commit × sync_binlog) simulated at two or
-    more connection counts: TPS over connections as a sparkline, first and last value."""
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows:
-        groups.setdefault((r["flush_method"], r["trx_commit"], r["sync_binlog"]), []).append(r)
-    out = []
-    for (method, trx, sb), rs in groups.items():
-        rs = sorted(rs, key=lambda r: r["connections"])
-        if len(rs) < 2:
-            continue
-        setting = f"{method} trx_commit={trx}" + ("" if sb is None else f" sync_binlog={sb}")
-        out.append(f"TPS over connections {rs[0]['connections']}→{rs[-1]['connections']}: "
-                   f"{sparkline([r['tps'] for r in rs])}  {setting} "
-                   f"({rs[0]['tps']:,.0f} → {rs[-1]['tps']:,.0f})")
-    return out
+    click.echo(render_simulate(data, log_bin, duration, seed, replications,
+                               want_bars(bars), text_width(wide)), nl=False)
 
 
 def _parse_bool(text: str) -> bool:
@@ -283,8 +235,9 @@ def _parse_bool(text: str) -> bool:
 @click.option("--no-check", is_flag=True, help="Skip the cross-check by simulation.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @chart_options
+@wide_option
 def tps_command(profile_ref, flavor, target_tps, workload_ref, cpu_us, client_us, redo_bytes,
-                cpu_cores, no_check, as_json, html_file, png_dir) -> None:
+                cpu_cores, no_check, as_json, html_file, png_dir, wide: bool) -> None:
     """Commits per second one connection gets from a device, per durability setting:
     bound by the device where a sync is in the commit path, by the CPU where none is."""
     request = TpsRequest(
@@ -298,59 +251,11 @@ def tps_command(profile_ref, flavor, target_tps, workload_ref, cpu_us, client_us
     request.validate()
     check_targets(html_file, png_dir)
     out = tps(request)
-    source = out["workload_source"]
     emit("tps", out, html_file, png_dir)
     if as_json:
         click.echo(json.dumps(out, indent=2))
         return
-    from tabulate import tabulate
+    from ..output.sim_text import render_tps
 
-    click.echo(f"profile {out['profile']}: {out['title']}  (flavor {out['flavor']})")
-    click.echo(f"workload: {source}")
-    headers = ["durability setting", "durable", "bound", "trx ms", "TPS / connection"]
-    if target_tps:
-        headers.append(f"conns for {target_tps:g} TPS (at least)")
-    if not no_check:
-        headers += ["simulated, 1 conn", "vs closed form"]
-        if target_tps:
-            headers += ["simulated at those conns", "conns needed, simulated"]
-    table = []
-    why: list[str] = []
-    for r in out["settings"]:
-        row = [r["title"], "yes" if r["durable"] else "no", r["bound"].upper()
-               if r["bound"] == "cpu" else r["bound"], _fmt(r["commit_latency_ms"], 3),
-               _fmt(r["tps_per_connection"], 1)]
-        if target_tps:
-            row.append(_fmt(r["connections_for_target"]) if r["connections_for_target"]
-                       else "-")
-        if not no_check:
-            row.append(_fmt(r["simulated_tps_1_connection"], 1))
-            pct = r["simulated_vs_closed_form_pct"]
-            mark = "" if r["agrees"] else f" [{len(why) + 1}]"
-            row.append(("-" if pct is None else f"{pct:+.0f}%") + mark)
-            if not r["agrees"]:
-                why.append(r["why"])
-            if target_tps:
-                row.append(_fmt(r.get("simulated_tps_at_target_connections",
-                                      r["simulated_tps_1_connection"]), 1))
-                row.append(_fmt(r.get("simulated_connections_for_target"), 0)
-                           if r.get("simulated_connections_for_target") else "> 1024"
-                           if r["connections_for_target"] else "-")
-        table.append(row)
-    click.echo(tabulate(table, headers=headers, disable_numparse=True))
-    click.echo("durable: every commit's redo is synced when COMMIT returns (trx_commit=1). "
-               "bound: what the rate per connection waits for most, the device's writes and "
-               "syncs or the CPU (the workload's server CPU, client and wire time); with no "
-               "sync at commit it is the CPU's.")
-    for r in out["settings"]:
-        if target_tps and r["connections_for_target"] is None and r["cpu_ceiling_tps"]:
-            click.echo(f"note: {r['setting']}: {target_tps:g} TPS is beyond what "
-                       f"{cpu_cores} core(s) give at this CPU per transaction "
-                       f"({r['cpu_ceiling_tps']:,.0f}/s)")
-    from ..simulator.tps import TOLERANCE
-
-    for i, w in enumerate(why, 1):
-        click.echo(f"[{i}] the simulation differs from the closed form by more than "
-                   f"{TOLERANCE:.0%}: {w}")
-    for n in out["notes"]:
-        click.echo(f"note: {n}")
+    click.echo(render_tps(out, target_tps, not no_check, cpu_cores, text_width(wide)),
+               nl=False)

@@ -13,6 +13,7 @@ from collections import Counter
 from tabulate import tabulate
 
 from ..errors import EXIT_USAGE
+from ..terminal import table, wrap
 
 SEVERITY_RANK = {"data-safety": 1, "durability": 2, "performance": 3}
 
@@ -65,7 +66,15 @@ def _v(x) -> str:
     return str(x)
 
 
-def render_table(results: list[dict]) -> str:
+HEADERS = ["host", "status", "server", "flush_method", "trx_commit", "sync_binlog",
+           "top finding", "predicted", "reason"]
+# the default columns, fitted to the terminal: what each host needs (its top finding and
+# what it would bring, or why there is none); --wide adds its three settings
+NARROW = (0, 1, 2, 6, 7, 8)
+
+
+def render_table(results: list[dict], width: int | None = None) -> str:
+    """The fleet, worst first; width None (--wide): every column, however wide."""
     rows = []
     for r in sorted(results, key=lambda r: (rank(r), r["host"])):
         if r["status"] != "ok":
@@ -82,13 +91,14 @@ def render_table(results: list[dict]) -> str:
                      _v(st["innodb_flush_method"]), _v(st["innodb_flush_log_at_trx_commit"]),
                      _v(st["sync_binlog"]) if st["log_bin"] else "no binlog",
                      top, effect, note or "-"])
-    return tabulate(rows, headers=["host", "status", "server", "flush_method", "trx_commit",
-                                   "sync_binlog", "top finding", "predicted", "reason"],
-                    tablefmt="simple", disable_numparse=True) + "\n"
+    if width is not None:
+        return table([[r[i] for i in NARROW] for r in rows], [HEADERS[i] for i in NARROW],
+                     width, prose=len(NARROW) - 1) + "\n"
+    return tabulate(rows, headers=HEADERS, tablefmt="simple", disable_numparse=True) + "\n"
 
 
 def summary(results: list[dict], not_done: list[str], concurrency: int,
-            max_concurrent: int, seconds: float) -> str:
+            max_concurrent: int, seconds: float, width: int | None = None) -> str:
     ok = [r for r in results if r["status"] == "ok"]
     failed = [r for r in results if r["status"] != "ok"]
     ranks = Counter(rank(r) for r in ok)
@@ -106,4 +116,4 @@ def summary(results: list[dict], not_done: list[str], concurrency: int,
         line += f"; {len(not_done)} not finished (interrupted)"
     line += (f"; {seconds:.1f} s, at most {max_concurrent} at once "
              f"(--concurrency {concurrency})")
-    return line + "\n"
+    return "\n".join(wrap(line, width, hang="  ")) + "\n"

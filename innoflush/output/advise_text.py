@@ -1,11 +1,18 @@
 """`innoflush advise`'s text report: the advice document (innoflush/advisor/report.py)
 as a person reads it — the server, the evidence, the findings, the predictions and their
-intervals, the fit's checks (tabulate tables)."""
+intervals, the fit's checks (tabulate tables).
+
+render_text(report, width) fits the text to width: paragraphs wrapped, a table's column
+of sentences (where a figure comes from, how an input was had) turned into numbered
+footnotes under it, a table still too wide laid out one block per row; width None
+(--wide, and the HTML page's copy): every table whole and every line unwrapped."""
 
 from __future__ import annotations
 
 from tabulate import tabulate
 
+from ..terminal import bullets, wrap
+from ..terminal import table as fit_table
 from ..units import format_size
 
 
@@ -41,25 +48,38 @@ def _connection_line(c: dict) -> str:
             f"{verified} ({mode})")
 
 
-def render_text(r: dict) -> str:
-    out = _server_lines(r)
-    out.append(_device_line(r["device"]))
+def _table(rows: list[list], headers: list[str], width: int | None, prose: int | None = None,
+           indent: int = 0) -> str:
+    """A report's table: as tabulate draws it (numbers aligned) for width None, else
+    fitted to the width less the indent; indented."""
+    if width is None:
+        text = tabulate(rows, headers=headers, tablefmt="simple")
+    else:
+        text = fit_table(rows, headers, width - indent, prose=prose, numparse=True)
+    return _indent(text, indent) if indent else text
+
+
+def render_text(r: dict, width: int | None = None) -> str:
+    """The report as text, fitted to width (None: unwrapped, every table whole)."""
+    out = [line for text in _server_lines(r) for line in wrap(text, width, hang="  ")]
+    out += wrap(_device_line(r["device"]), width, hang="  ")
     out.append(f"durability goal: {r['durability']}")
     if r.get("ignored_rules"):
-        out.append("ignored rules (--ignore-rule): " + ", ".join(r["ignored_rules"]))
-    out += ["", _settings_table(r["settings"]), ""]
-    out += _observed_lines(r["observed"])
-    out += _findings_lines(r["findings"])
+        out += wrap("ignored rules (--ignore-rule): " + ", ".join(r["ignored_rules"]), width,
+                    hang="  ")
+    out += ["", _table(_settings_rows(r["settings"]), ["setting", "current"], width), ""]
+    out += _observed_lines(r["observed"], width)
+    out += _findings_lines(r["findings"], width)
     if r.get("combined_prediction"):
         out += ["", "all recommendations together (predicted):",
-                _indent(_pred_table(r["combined_prediction"]), 4)]
-    out += _listed("cannot judge", r["cannot_judge"])
-    out += _listed("notes", r["notes"])
+                _pred_table(r["combined_prediction"], width, 4)]
+    out += _listed("cannot judge", r["cannot_judge"], width)
+    out += _listed("notes", r["notes"], width)
     out += _workload_text(r.get("workload"),
-                          (r.get("source") or {}).get("kind") == "capture")
-    out += _fit_text(r.get("fit"))
-    out += _candidates_text(r.get("candidates") or [])
-    out += _listed("warnings", r["warnings"])
+                          (r.get("source") or {}).get("kind") == "capture", width)
+    out += _fit_text(r.get("fit"), width)
+    out += _candidates_text(r.get("candidates") or [], width)
+    out += _listed("warnings", r["warnings"], width)
     return "\n".join(out) + "\n"
 
 
@@ -99,8 +119,8 @@ def _device_line(d: dict | None) -> str:
             f"{_v(d['fdatasync_median_us'], 1)} µs")
 
 
-def _settings_table(st: dict) -> str:
-    rows = [
+def _settings_rows(st: dict) -> list[list]:
+    return [
         ["innodb_flush_method", st["innodb_flush_method"]
          + ("" if st["flush_method_source"] == "innodb_flush_method"
             else f"  ({st['flush_method_source']})")],
@@ -114,10 +134,9 @@ def _settings_table(st: dict) -> str:
          f"{format_size(st['redo_capacity_bytes']) if st['redo_capacity_bytes'] else '-'} / "
          f"{format_size(st['innodb_buffer_pool_size']) if st['innodb_buffer_pool_size'] else '-'}"],  # noqa: E501
     ]
-    return tabulate(rows, headers=["setting", "current"], tablefmt="simple")
 
 
-def _observed_lines(o: dict | None) -> list[str]:
+def _observed_lines(o: dict | None, width: int | None = None) -> list[str]:
     """The counters' figures over the interval, a blank line after them."""
     if not o:
         return []
@@ -149,46 +168,49 @@ def _observed_lines(o: dict | None) -> list[str]:
          "Innodb_data_pending_fsyncs"],
     ]
     return [f"observed over {o['seconds']:.1f} s ({o['intervals']} interval(s)):",
-            tabulate(rows, headers=["figure", "value", "from"], tablefmt="simple"), ""]
+            _table(rows, ["figure", "value", "from"], width, prose=2), ""]
 
 
-def _findings_lines(fs: list[dict]) -> list[str]:
+def _findings_lines(fs: list[dict], width: int | None = None) -> list[str]:
     """The findings: a table of them, then each with its why, risk, lines and prediction."""
     if not fs:
         return ["nothing to change."]
     rows = [[i + 1, f["severity"], f["setting"], f["current"], f["recommended"],
              "yes" if f["restart_needed"] else "no"] for i, f in enumerate(fs)]
     out = [f"{len(fs)} recommendation(s):",
-           tabulate(rows, headers=["#", "severity", "setting", "current", "recommended",
-                                   "restart"], tablefmt="simple")]
+           _table(rows, ["#", "severity", "setting", "current", "recommended", "restart"],
+                  width)]
     for i, f in enumerate(fs):
-        out += ["", *_finding_lines(i + 1, f)]
+        out += ["", *_finding_lines(i + 1, f, width)]
     return out
 
 
-def _finding_lines(n: int, f: dict) -> list[str]:
-    out = [f"[{n}] {f['setting']}: {f['current']} -> {f['recommended']} ({f['severity']})"]
-    out += [f"    why: {w}" for w in f["why"]]
-    out.append(f"    risk: {f['risk']}")
-    out.append(f"    restart needed: {'yes' if f['restart_needed'] else 'no'}")
-    out.append("    my.cnf [mysqld]: " + "; ".join(f["my_cnf"]))
+def _finding_lines(n: int, f: dict, width: int | None = None) -> list[str]:
+    texts = [f"why: {w}" for w in f["why"]]
+    texts.append(f"risk: {f['risk']}")
+    texts.append(f"restart needed: {'yes' if f['restart_needed'] else 'no'}")
+    texts.append("my.cnf [mysqld]: " + "; ".join(f["my_cnf"]))
     if f["set_global"]:
-        out.append("    to apply now (not run by innoflush): " + " ".join(f["set_global"]))
+        texts.append("to apply now (not run by innoflush): " + " ".join(f["set_global"]))
+    out = wrap(f"[{n}] {f['setting']}: {f['current']} -> {f['recommended']} "
+               f"({f['severity']})", width, hang="    ")
+    out += [line for t in texts for line in wrap(t, width, "    ", "      ")]
     p = f.get("predicted")
     if p:
-        out.append(f"    predicted (simulated on {p['sim']['profile']}, "
-                   f"{p['sim']['duration_s']:g} s, on the measured workload):")
-        out.append(_indent(_pred_table(p), 6))
+        out += wrap(f"predicted (simulated on {p['sim']['profile']}, "
+                    f"{p['sim']['duration_s']:g} s, on the measured workload):", width,
+                    "    ", "      ")
+        out.append(_pred_table(p, width, 6))
         if horizon := _horizon_text(p):
-            out.append(f"      {horizon}")
+            out += wrap(horizon, width, "      ")
     return out
 
 
-def _listed(title: str, lines: list[str]) -> list[str]:
+def _listed(title: str, lines: list[str], width: int | None = None) -> list[str]:
     """A titled list (cannot judge, notes, warnings) after a blank line; nothing when empty."""
     if not lines:
         return []
-    return ["", f"{title}:", *[f"  - {x}" for x in lines]]
+    return ["", f"{title}:", *bullets(lines, width)]
 
 
 def _indent(text: str, n: int) -> str:
@@ -196,7 +218,7 @@ def _indent(text: str, n: int) -> str:
     return "\n".join(pad + line for line in text.splitlines())
 
 
-def _pred_table(p: dict) -> str:
+def _pred_table(p: dict, width: int | None = None, indent: int = 0) -> str:
     c, r, ch = p["current"], p["recommended"], p["change"]
     rows = [["TPS", _v(c["tps"], 1), _v(r["tps"], 1), _pct(ch["tps_pct"])],
             ["commit p50 ms", _v(c["commit_latency_p50_ms"], 3),
@@ -209,7 +231,7 @@ def _pred_table(p: dict) -> str:
         rows.append(["TPS change range (inputs)", "", "", _range(p)])
     if p.get("interval"):
         rows.append([f"TPS change likely ({_coverage(p)})", "", "", _interval(p)])
-    return tabulate(rows, headers=["", "current", "recommended", "change"], tablefmt="simple")
+    return _table(rows, ["", "current", "recommended", "change"], width, indent=indent)
 
 
 def _horizon_text(p: dict | None) -> str | None:
@@ -268,12 +290,15 @@ def _range(p: dict | None) -> str:
     return f"{t[0]:+.0f}…{t[1]:+.0f}%" if t else "-"
 
 
-def _workload_text(w: dict | None, captured: bool = False) -> list[str]:
+def _workload_text(w: dict | None, captured: bool = False, width: int | None = None
+                   ) -> list[str]:
     if not w:
         return []
-    out = ["", f"workload {'read from the capture' if captured else 'measured'} over "
-           f"{w['seconds']:.1f} s "
-           f"({w['commits']:,} commits, {w['commits_per_s']:,.1f}/s):"]
+    # fitted to a width, a "how" becomes a footnote: whole, not cut at 70 characters
+    short = _short if width is None else str
+    out = ["", *wrap(f"workload {'read from the capture' if captured else 'measured'} over "
+                     f"{w['seconds']:.1f} s "
+                     f"({w['commits']:,} commits, {w['commits_per_s']:,.1f}/s):", width)]
     names = [("connections", "connections", 0), ("inside_us_per_trx", "in the server µs/trx", 1),
              ("outside_us_per_trx", "outside it µs/trx", 1),
              ("commit_wait_us_per_trx", "  commit wait µs/trx", 1),
@@ -293,15 +318,15 @@ def _workload_text(w: dict | None, captured: bool = False) -> list[str]:
         v = _v(x.get("value"), digits) if x.get("value") is not None else "?"
         if x.get("low") is not None and x.get("high") is not None:
             v += f" ({_v(x['low'], digits)}–{_v(x['high'], digits)})"
-        rows.append([label, v, x.get("source", ""), _short(x.get("detail", ""))])
+        rows.append([label, v, x.get("source", ""), short(x.get("detail", ""))])
     h = w.get("handoff") or {}
     if h.get("round_trip_us") is not None:   # live/handoff.py, advisor/round_trip.py
         rows.append(["hand-off round trip µs", _v(h["round_trip_us"], 1), "measured",
-                     _short(f"two processes, free; {_v(h['pinned_us'], 1)} both on one "
-                            f"core (×{h['ratio']:.2f})")])
+                     short(f"two processes, free; {_v(h['pinned_us'], 1)} both on one "
+                           f"core (×{h['ratio']:.2f})")])
     elif h.get("problem") and not captured:
-        rows.append(["hand-off round trip µs", "?", "", _short(h["problem"])])
-    out.append(tabulate(rows, headers=["input", "value", "source", "how"], tablefmt="simple"))
+        rows.append(["hand-off round trip µs", "?", "", short(h["problem"])])
+    out.append(_table(rows, ["input", "value", "source", "how"], width, prose=3))
     return out
 
 
@@ -309,25 +334,28 @@ def _short(text: str, n: int = 70) -> str:
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
-def _fit_text(fit: dict | None) -> list[str]:
+def _fit_text(fit: dict | None, width: int | None = None) -> list[str]:
     if not fit:
         return []
     src = fit.get("source", "measured")
     head = ("the model on the measured workload" if src == "measured"
             else f"the model on the workload profile {src[8:]} (not measured)")
-    out = ["", f"{head}: " + ("EXPLAINS what was observed" if fit["explained"]
-                               else "does NOT explain what was observed — no prediction")]
+    out = ["", *wrap(f"{head}: " + ("EXPLAINS what was observed" if fit["explained"]
+                                    else "does NOT explain what was observed — no prediction"),
+                     width, hang="  ")]
     rows = [[c["figure"], _v(c["observed"]), _v(c["model"]),
              "-" if c["error_pct"] is None else f"{c['error_pct']:+.1f}%",
-             f"±{c['tolerance_pct']:.0f}%",
-             {True: "ok", False: "OFF", None: "-"}[c["ok"]] + (f" ({c['note']})"
-                                                            if c["note"] else "")]
+             f"±{c['tolerance_pct']:.0f}%", {True: "ok", False: "OFF", None: "-"}[c["ok"]],
+             c["note"] or ""]
             for c in fit.get("checks", [])]
-    if rows:
-        out.append(tabulate(rows, headers=["figure", "observed", "model", "error",
-                                           "tolerance", ""], tablefmt="simple"))
-    out += [f"  - {x}" for x in fit.get("reasons", [])]
-    out += [f"  - {x}" for x in fit.get("assumptions", [])]
+    headers = ["figure", "observed", "model", "error", "tolerance", ""]
+    if rows and width is None:
+        out.append(tabulate([[*r[:5], r[5] + (f" ({r[6]})" if r[6] else "")] for r in rows],
+                            headers=headers, tablefmt="simple"))
+    elif rows:   # the verdict in its column, a check's note a footnote when it is too wide
+        out.append(_table(rows, [*headers[:5], "check", ""], width, prose=6))
+    out += bullets(fit.get("reasons", []), width)
+    out += bullets(fit.get("assumptions", []), width)
     return out
 
 
@@ -337,10 +365,11 @@ def _candidate_change(c: dict) -> str:
     return c["candidate"] if "=" in c["candidate"] else f"{c['setting']}={c['candidate']}"
 
 
-def _candidates_text(cands: list[dict]) -> list[str]:
+def _candidates_text(cands: list[dict], width: int | None = None) -> list[str]:
     if not cands or not any(c.get("predicted") for c in cands):
         return []
-    out = ["", "the price of every candidate change (predicted on the measured workload):"]
+    out = ["", *wrap("the price of every candidate change (predicted on the measured "
+                     "workload):", width)]
     rows = []
     for c in cands:
         p = c.get("predicted") or {}
@@ -350,24 +379,27 @@ def _candidates_text(cands: list[dict]) -> list[str]:
                      _pct(ch.get("commit_latency_p50_pct")),
                      _pct(ch.get("data_fsyncs_per_s_pct")),
                      "advised" if c["advised"] else ("unsafe" if c["unsafe"] else "-")])
-    out.append(tabulate(rows, headers=["change", "TPS", "likely", "inputs' range",
-                                       "commit p50",
-                                       "data fsyncs/s", ""], tablefmt="simple"))
-    out.append("  likely: the TPS change with the model's error on measured changes "
-               "(sysbench, docs/validation.md): "
-               + next((f"such intervals held {_coverage(c['predicted'])} of them"
-                       for c in cands
-                       if ((c.get("predicted") or {}).get("interval") or {}).get("tps_pct")),
-                      "no interval")
-               + "; not validated: no such change measured yet")
+    headers = ["change", "TPS", "likely", "inputs' range", "commit p50", "data fsyncs/s", ""]
+    if width is not None:   # the inputs' range: --wide (the likely interval says more)
+        headers.pop(3)
+        rows = [[*r[:3], *r[4:]] for r in rows]
+    out.append(_table(rows, headers, width))
+    out += wrap("likely: the TPS change with the model's error on measured changes "
+                "(sysbench, docs/validation.md): "
+                + next((f"such intervals held {_coverage(c['predicted'])} of them"
+                        for c in cands
+                        if ((c.get("predicted") or {}).get("interval") or {}).get("tps_pct")),
+                       "no interval")
+                + "; not validated: no such change measured yet", width, "  ")
+    lines = []
     for c in cands:
         # an advised change is a finding: its risk is said there, under the durability
         # asked for
         if c["unsafe"] and c.get("predicted") and not c["advised"]:
             ch = c["predicted"]["change"]
-            out.append(f"  - {_candidate_change(c)}: would give {_pct(ch['tps_pct'])} "
-                       f"TPS ({_likely(c['predicted'])}); not advised: {c['unsafe']}")
+            lines.append(f"{_candidate_change(c)}: would give {_pct(ch['tps_pct'])} "
+                         f"TPS ({_likely(c['predicted'])}); not advised: {c['unsafe']}")
     for c in cands:
         if horizon := _horizon_text(c.get("predicted")):
-            out.append(f"  - {_candidate_change(c)}: {horizon}")
-    return out
+            lines.append(f"{_candidate_change(c)}: {horizon}")
+    return out + bullets(lines, width)

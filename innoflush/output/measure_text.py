@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from ..bars import log_bar
+from ..bars import BAR_WIDTH, log_bar
 from ..measure.result import (
     TAIL_MIN_COUNT,
     TAIL_SAMPLES,
@@ -13,12 +13,17 @@ from ..measure.result import (
     TestResult,
     unbacked_quantiles,
 )
+from ..terminal import kv_lines, tabulated, vertical, widest, wrap
 from ..units import format_size, format_us_cell
 
 _HEADERS = ["op", "size", "mode", "jobs", "call", "count", "ops/s", "mean µs", "p50 µs",
             "p90 µs", "p99 µs", "p99.9 µs", "max µs"]
 _ALIGN = ["left", "right", "left", "right", "left", "right", "right", "right", "right",
           "right", "right", "right", "right"]
+# The columns of the default table, by their index in _HEADERS (jobs only when a test ran
+# more than one): what a sync costs, typically and in its tail, and how many samples say so.
+# --wide adds ops/s, p90, p99.9 and max.
+_NARROW = (0, 1, 2, 3, 4, 5, 7, 8, 10)
 
 
 TAIL_NOTE = ("too few samples (the count column) to back this quantile: p99 needs "
@@ -37,18 +42,22 @@ def _mark(note: str, notes: list[str]) -> str:
     return "*" * (notes.index(note) + 1)
 
 
-def _tail_cells(s, notes: list[str]) -> list[str]:
+def _tail_cells(s, notes: list[str], wide: bool = True) -> list[str]:
     """p99 and p99.9 cells: the figure, or a marked dash where too few samples back it
-    (the count is in its column; the JSON's tail_note names it)."""
+    (the count is in its column; the JSON's tail_note names it). Not wide: the p99.9 cell
+    is empty (its column is left out: no mark, no note for it)."""
     unbacked = unbacked_quantiles(s.count)
     cells = []
     for name, ns in (("p99", s.p99_ns), ("p99.9", s.p99_9_ns)):
+        if name == "p99.9" and not wide:
+            cells.append("")
+            continue
         cells.append("—" + _mark(TAIL_NOTE, notes) if name in unbacked
                      else format_us_cell(ns))
     return cells
 
 
-def _rows(t: TestResult, notes: list[str]) -> list[list[str]]:
+def _rows(t: TestResult, notes: list[str], wide: bool = True) -> list[list[str]]:
     head = [t.op, format_size(t.write_bytes), "O_DIRECT" if t.direct else "buffered",
             str(t.jobs)]
     if t.unsupported:
@@ -64,11 +73,11 @@ def _rows(t: TestResult, notes: list[str]) -> list[list[str]]:
             call, f"{s.count:,}" if first else "",
             f"{t.ops_per_s:,.0f}" if first and t.ops_per_s is not None else "",
             *(format_us_cell(ns) for ns in (s.mean_ns, s.p50_ns, s.p90_ns)),
-            *_tail_cells(s, notes), format_us_cell(s.max_ns)])
+            *_tail_cells(s, notes, wide), format_us_cell(s.max_ns)])
     return rows
 
 
-def facts_lines(facts: dict) -> list[str]:
+def facts_lines(facts: dict, width: int | None = None) -> list[str]:
     rows: list[tuple[str, str]] = []
     fs = facts.get("fs_type") or "?"
     rows.append(("filesystem", f"{fs} on {facts.get('mount_point') or '?'} (source "
@@ -99,6 +108,8 @@ def facts_lines(facts: dict) -> list[str]:
                      f"not supported: {od.get('reason')}"))
     rows.append(("host", f"{facts.get('hostname') or '?'}, {facts.get('kernel') or '?'}"))
     rows.append(("cpu", f"{facts.get('cpu_model') or '?'} × {facts.get('cpu_count') or '?'}"))
+    if width is not None:
+        return kv_lines(rows, width)
     return tabulate(rows, tablefmt="plain").splitlines()
 
 
@@ -113,7 +124,8 @@ def _barred(t: TestResult):
     return t.sync if t.sync is not None else t.write
 
 
-def _add_bars(result: MeasureResult, rows: list[list[str]]) -> None:
+def _add_bars(result: MeasureResult, rows: list[list[str]], bar_width: int = BAR_WIDTH
+              ) -> None:
     """A log-scale bar of each test's p50 with a mark at its p99, on the row of the call
     it shows (the rows are those of _rows, in order)."""
     shown = [s for s in (_barred(t) for t in result.tests if not t.unsupported) if s]
@@ -127,13 +139,14 @@ def _add_bars(result: MeasureResult, rows: list[list[str]]) -> None:
         s = None if t.unsupported else _barred(t)
         if s is not None:
             mark = None if "p99" in unbacked_quantiles(s.count) else s.p99_ns
-            cells[n_rows - 1] = log_bar(s.p50_ns, top, BAR_FLOOR_NS, mark)
+            cells[n_rows - 1] = log_bar(s.p50_ns, top, BAR_FLOOR_NS, mark, bar_width)
         for cell in cells:
             rows[i].append(cell)
             i += 1
 
 
-def render(result: MeasureResult, bars: bool = False) -> str:
+def render(result: MeasureResult, bars: bool = False, width: int | None = None) -> str:
+    """The report; width None (--wide): every column, lines not wrapped."""
     s = result.settings
     if s.get("count") is not None:
         per = f"{s['count']} ops per job per test"
@@ -142,26 +155,55 @@ def render(result: MeasureResult, bars: bool = False) -> str:
     warm = (f"first {s['warmup_ops']} ops of each job dropped" if s.get("warmup_ops")
             else "no warm-up dropped")
     engine = result.engine + (f" ({result.engine_version})" if result.engine_version else "")
-    out = [f"innoflush measure {result.path}: engine {engine}, {per}, {warm}, "
-           f"{format_size(s['file_size_bytes'])} probe file per job", ""]
-    out += facts_lines(result.facts)
+    head = f"innoflush measure {result.path}:"
+    out = wrap(f"{head} engine {engine}, {per}, {warm}, "
+               f"{format_size(s['file_size_bytes'])} probe file per job", width, whole=[head])
+    out.append("")
+    out += facts_lines(result.facts, width)
     out.append("")
     notes: list[str] = []
-    rows = [r for t in result.tests for r in _rows(t, notes)]
-    headers, align = list(_HEADERS), list(_ALIGN)
-    if bars:
-        _add_bars(result, rows)
-        headers.append(BAR_HEADER)
-        align.append("left")
-    out.append(tabulate(rows, headers=headers, colalign=align, disable_numparse=True))
+    rows = [r for t in result.tests for r in _rows(t, notes, wide=width is None)]
+    if width is None:
+        headers, align = list(_HEADERS), list(_ALIGN)
+        if bars:
+            _add_bars(result, rows)
+            headers.append(BAR_HEADER)
+            align.append("left")
+        out.append(tabulate(rows, headers=headers, colalign=align, disable_numparse=True))
+    else:
+        out.append(_narrow_table(result, rows, bars, width))
     for i, n in enumerate(notes):
-        out.append(f"{'*' * (i + 1)} {n}")
+        out += wrap(n, width, f"{'*' * (i + 1)} ")
     v = result.plp_verdict
     safe = {True: "yes", False: "NO", None: "cannot tell"}[v.get("o_direct_no_fsync_safe")]
-    out += ["", f"PLP verdict: {v['verdict']} (O_DIRECT_NO_FSYNC safe: {safe})"]
-    out += [f"  - {r}" for r in v.get("reasons", [])]
+    out += ["", *wrap(f"PLP verdict: {v['verdict']} (O_DIRECT_NO_FSYNC safe: {safe})", width)]
+    out += [line for r in v.get("reasons", []) for line in wrap(r, width, "  - ")]
     if result.warnings:
-        out += ["", "Warnings:"] + [f"  - {w}" for w in result.warnings]
+        out += ["", "Warnings:"]
+        out += [line for w in result.warnings for line in wrap(w, width, "  - ")]
     n = len(result.tests)
     out.append(f"\n{n} test{'s' if n != 1 else ''} in {result.wall_s:.1f} s")
     return "\n".join(out)
+
+
+NARROW_BAR_HEADER = "p50 bar,\n│ p99"
+NARROW_BAR_NOTE = "bar: the p50 on a log scale from 1 µs to the largest figure, │ the p99"
+
+
+def _narrow_table(result: MeasureResult, rows: list[list[str]], bars: bool, width: int) -> str:
+    """The default columns (_NARROW); the bar column when bars are on and the terminal has
+    room for one of at least 8 cells, else a vertical layout when even the columns do not
+    fit."""
+    keep = [i for i in _NARROW if i != 3 or any(t.jobs != 1 for t in result.tests)]
+    headers = [_HEADERS[i] for i in keep]
+    align = [_ALIGN[i] for i in keep]
+    cells = [[r[i] for i in keep] for r in rows]
+    text = tabulated(cells, headers, align)
+    if widest(text) > width:
+        return vertical(cells, headers, width)
+    room = width - widest(text) - 2
+    if not bars or room < 8:
+        return text
+    _add_bars(result, cells, min(BAR_WIDTH, room))
+    return "\n".join([tabulated(cells, [*headers, NARROW_BAR_HEADER], [*align, "left"]),
+                      *wrap(NARROW_BAR_NOTE, width)])

@@ -15,6 +15,8 @@ from tabulate import tabulate
 
 from ..errors import ProfileError
 from ..stats import QUANTILE_FIELDS, SHAPE_MEAN_ONLY, LatencySummary
+from ..terminal import table as fit_table
+from ..terminal import tabulated, widest
 from ..units import format_size, format_us_cell
 from .model import COMPONENTS, OPS, DeviceProfile, TestKey
 
@@ -22,7 +24,7 @@ MEAN_ONLY_MARK = "*"
 STAND_IN_MARK = "†"
 LEGEND = (f"µs; {MEAN_ONLY_MARK} mean only (no distribution published), "
           f"{STAND_IN_MARK} stood in from another test (see --json for how), - unknown")
-WIDTH = 100
+WIDTH = 100   # what --wide wraps the prose at (the renderers' width=None)
 
 
 # ---- figures ------------------------------------------------------------------------------
@@ -97,26 +99,50 @@ def list_json(entries: list[dict]) -> list[dict]:
     return [{k: v for k, v in e.items() if not k.startswith("_")} for e in entries]
 
 
-def render_list(entries: list[dict]) -> str:
-    """The table; a "store" column appears when there are user profiles to tell apart."""
+def _store(e: dict) -> str:
+    return e["origin"] + (" (shadows built-in)" if e["shadows_builtin"] else "")
+
+
+def render_list(entries: list[dict], width: int | None = None) -> str:
+    """The table; a "store" column appears when there are user profiles to tell apart.
+    width None (--wide): every column; else name, title (cut to the room the other
+    columns leave), PLP and the two sync figures."""
     with_store = any(e["origin"] != "built-in" for e in entries)
+    foot = f"fsync/fdatasync after a 16 KB O_DIRECT write, {LEGEND}."
+    if width is not None:
+        table = _narrow_list(entries, with_store, width)
+        return f"{table}\n\n" + "\n".join(textwrap.wrap(foot, width)) + "\n"
     rows = []
     for e in entries:
         row = [e["name"], _clip(e["title"], TITLE_WIDTH), e["class"] or "-", e["plp"] or "-",
                e["_cells"][0], e["_cells"][1], e["source"] or "-"]
         if with_store:
-            row.append(e["origin"] + (" (shadows built-in)" if e["shadows_builtin"] else ""))
+            row.append(_store(e))
         rows.append(row)
     headers = ["name", "title", "class", "PLP", "fsync 16k", "fdatasync 16k", "source"]
     headers += ["store"] if with_store else []
     table = tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
                      colalign=["left"] * 4 + ["right"] * 2 + ["left"] * (len(headers) - 6))
-    foot = f"fsync/fdatasync after a 16 KB O_DIRECT write, {LEGEND}."
     return f"{table}\n\n" + "\n".join(textwrap.wrap(foot, WIDTH)) + "\n"
 
 
+def _narrow_list(entries: list[dict], with_store: bool, width: int) -> str:
+    headers = ["name", "PLP", "fsync\n16k", "fdatasync\n16k"] + (["store"] if with_store
+                                                                  else [])
+    rows = [[e["name"], e["plp"] or "-", e["_cells"][0], e["_cells"][1]]
+            + ([_store(e)] if with_store else []) for e in entries]
+    align = ["left", "left", "right", "right"] + ["left"] * with_store
+    # the title takes what the other columns leave (a name alone says little)
+    room = width - widest(tabulated(rows, headers, align)) - 2
+    title_w = max(12, min(TITLE_WIDTH, room))
+    for row, e in zip(rows, entries, strict=True):
+        row.insert(1, _clip(e["title"], title_w))
+    return fit_table(rows, [headers[0], "title", *headers[1:]], width, [align[0], "left",
+                                                                         *align[1:]])
+
+
 # ---- show ---------------------------------------------------------------------------------
-def _kv_block(title: str, d: dict) -> list[str]:
+def _kv_block(title: str, d: dict, wrap_at: int = WIDTH) -> list[str]:
     lines = [title]
     if not d:
         return lines + ["  -"]
@@ -127,7 +153,7 @@ def _kv_block(title: str, d: dict) -> list[str]:
             text = "-" if item is None else str(item).lower() if isinstance(item, bool) \
                 else str(item)
             key = str(k).replace("_", " ") if i == 0 else ""
-            wrapped = textwrap.wrap(text, WIDTH - width - 2) or [""]
+            wrapped = textwrap.wrap(text, wrap_at - width - 2) or [""]
             lines.append(f"  {key:<{width}}{wrapped[0]}")
             lines += [f"  {'':<{width}}{w}" for w in wrapped[1:]]
     return lines
@@ -140,21 +166,54 @@ def _summary_cells(s: LatencySummary) -> list[str]:
     return cells
 
 
-def render_show(profile: DeviceProfile) -> str:
+# the columns of the default tests table (by index in _SHOW_HEADERS): the figure a
+# simulation draws on and its tail; --wide adds ops/s, p90, p99.9 and max
+_SHOW_HEADERS = ["#", "test", "part", "count", "ops/s", "mean", "p50", "p90", "p99", "p99.9",
+                 "max", "source"]
+_SHOW_ALIGN = ["right", "left", "left"] + ["right"] * 8 + ["left"]
+_SHOW_NARROW = (0, 1, 2, 3, 5, 6, 8, 11)
+
+
+def render_show(profile: DeviceProfile, width: int | None = None) -> str:
+    """The profile: provenance, device, PLP verdict, its tests and their notes; width None
+    (--wide): every column of the tests, the prose wrapped at WIDTH."""
+    at = width or WIDTH
     out = [f"{profile.name}: {profile.title}", ""]
-    out += _kv_block("Provenance", profile.provenance)
-    out += [""] + _kv_block("Device", profile.device)
+    out += _kv_block("Provenance", profile.provenance, at)
+    out += [""] + _kv_block("Device", profile.device, at)
     v = profile.plp_verdict
     out.append("")
     if v:
         safe = {True: "yes", False: "no", None: "unknown"}.get(v.get("o_direct_no_fsync_safe"),
                                                                "unknown")
-        out.append(f"PLP verdict: {v.get('verdict', 'unknown')} "
+        verdict = (f"PLP verdict: {v.get('verdict', 'unknown')} "
                    f"(O_DIRECT without fsync safe: {safe})")
+        out += [verdict] if width is None else textwrap.wrap(verdict, width,
+                                                              subsequent_indent="  ")
         for r in v.get("reasons", []):
-            out += textwrap.wrap(str(r), WIDTH, initial_indent="  - ", subsequent_indent="    ")
+            out += textwrap.wrap(str(r), at, initial_indent="  - ", subsequent_indent="    ")
     else:
         out.append("PLP verdict: none recorded")
+    rows, notes = _show_rows(profile)
+    title = f"Tests (µs; {MEAN_ONLY_MARK} mean only: no distribution published; - unknown)"
+    if width is None:
+        tests = tabulate(rows, headers=_SHOW_HEADERS, tablefmt="simple", disable_numparse=True,
+                         colalign=_SHOW_ALIGN)
+    else:
+        tests = fit_table([[r[i] for i in _SHOW_NARROW] for r in rows],
+                          [_SHOW_HEADERS[i] for i in _SHOW_NARROW], width,
+                          [_SHOW_ALIGN[i] for i in _SHOW_NARROW], title=1)
+    out += ["", *textwrap.wrap(title, at), tests]
+    if notes:
+        out += ["", "Notes"]
+        for i, n in enumerate(notes, 1):
+            out += textwrap.wrap(n, at, initial_indent=f"  [{i}] ",
+                                 subsequent_indent=" " * (len(str(i)) + 5))
+    return "\n".join(out) + "\n"
+
+
+def _show_rows(profile: DeviceProfile) -> tuple[list[list[str]], list[str]]:
+    """A row per part of each test, the test's figures on its first; its note numbered."""
     rows, notes = [], []
     for t in profile.tests:
         ref = ""
@@ -172,18 +231,7 @@ def render_show(profile: DeviceProfile) -> str:
             rows.append([ref if first else "", label, comp, *_summary_cells(s)[:1], ops,
                          *_summary_cells(s)[1:], t.source if first else ""])
             first = False
-    headers = ["#", "test", "part", "count", "ops/s", "mean", "p50", "p90", "p99", "p99.9",
-               "max", "source"]
-    align = ["right", "left", "left"] + ["right"] * 8 + ["left"]
-    out += ["", f"Tests (µs; {MEAN_ONLY_MARK} mean only: no distribution published; - unknown)",
-            tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
-                     colalign=align)]
-    if notes:
-        out += ["", "Notes"]
-        for i, n in enumerate(notes, 1):
-            out += textwrap.wrap(n, WIDTH, initial_indent=f"  [{i}] ",
-                                 subsequent_indent=" " * (len(str(i)) + 5))
-    return "\n".join(out) + "\n"
+    return rows, notes
 
 
 # ---- compare ------------------------------------------------------------------------------
@@ -232,7 +280,10 @@ def _ratio(r: float | None) -> str:
     return f"{r:.2g}×" if r < 0.1 else f"{r:,.2f}×" if r < 100 else f"{r:,.0f}×"
 
 
-def render_compare(data: dict) -> str:
+def render_compare(data: dict, width: int | None = None) -> str:
+    """Each profile's figure per test and part, and its ratio to the first's. To fit width,
+    the ratios go first (the footnote says so), then the table becomes one block per test;
+    width None (--wide): the whole table, the footnote wrapped at WIDTH."""
     names = data["profiles"]
     headers = ["test", "part"]
     for i, n in enumerate(names):
@@ -250,11 +301,30 @@ def render_compare(data: dict) -> str:
             if i:
                 row.append(_ratio(v["ratio_to_first"]))
         rows.append(row)
-    table = _table(rows, headers, 2)
     foot = f"p50, else the mean ({LEGEND})."
-    if len(names) > 1:
+    ratios = True
+    if width is None:
+        table = _table(rows, headers, 2)
+    else:
+        table, ratios = _narrow_compare(rows, headers, width)
+        if len(names) > 1 and not ratios:
+            foot += " The ratios to the first profile: --wide, or a wider terminal."
+    if len(names) > 1 and (width is None or ratios):
         foot += f" ratio: the figure over {names[0]}'s."
-    return table + "\n\n" + "\n".join(textwrap.wrap(foot, WIDTH)) + "\n"
+    return table + "\n\n" + "\n".join(textwrap.wrap(foot, width or WIDTH)) + "\n"
+
+
+def _narrow_compare(rows: list[list[str]], headers: list[str], width: int
+                    ) -> tuple[str, bool]:
+    """The table as it fits: all of it, else without the ratio columns, else one block per
+    test; and whether the ratios are in it."""
+    align = ["left"] * 2 + ["right"] * (len(headers) - 2)
+    text = tabulated(rows, headers, align)
+    if widest(text) <= width:
+        return text, True
+    keep = [i for i, h in enumerate(headers) if h != "ratio"]
+    return fit_table([[r[i] for i in keep] for r in rows], [headers[i] for i in keep], width,
+                     [align[i] for i in keep]), False
 
 
 __all__ = ["LEGEND", "MEAN_ONLY_MARK", "STAND_IN_MARK", "cell", "compare_data", "compare_json",

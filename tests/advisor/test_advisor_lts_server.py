@@ -161,7 +161,7 @@ def test_names_the_version_and_reads_variables_as_the_server_has_them(lts_server
     absent = set(VARIABLES) - set(have)
     assert absent and not absent & set(read)
     assert all(read[k] == str(have[k]) for k in read)
-    text = cli(*tcp(srv), "-u", "root", "--interval", "1")
+    text = cli(*tcp(srv), "-u", "root", "--interval", "1", "--wide")   # a line each
     assert text.returncode in (0, 3), text.stderr
     head = text.stdout.splitlines()[:3]
     assert f"simulator flavor {flavor}" in head[2]

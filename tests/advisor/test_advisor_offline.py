@@ -74,7 +74,7 @@ def test_relaxed_goal_and_ignore_rule_work_offline():
 
 
 def test_text_report_names_the_capture():
-    r = advise("--from", str(ODIRECT / "mysqladmin"))
+    r = advise("--from", str(ODIRECT / "mysqladmin"), "--wide")   # the head on one line
     assert r.exit_code == 0, r.stderr
     head = r.stdout.splitlines()[0]
     assert "MariaDB 10.11" in head and f"from the capture {ODIRECT / 'mysqladmin'}" in head

@@ -110,7 +110,7 @@ def test_unsafe_stopped_replica_keeps_strict(replica):
     assert "replication threads not both running (IO No, SQL No)" in why
     assert "read_only=OFF" in why
     assert not any("accepted" in n for n in rep["notes"])
-    text = advise(replica, "--interval", "1", as_json=False)
+    text = advise(replica, "--interval", "1", "--wide", as_json=False)   # a line unwrapped
     assert text.exit_code == 3
     assert "replication: not shown crash-safe, held to a primary's durability; missing: " \
         "relay_log_recovery=OFF" in text.stdout

@@ -112,7 +112,7 @@ def test_required_reports_the_sessions_tls(tls_server, certs):
     assert (c["tls_cipher"], c["tls_version"]) == (truth["Ssl_cipher"], truth["Ssl_version"])
     assert c["server_verified"] == "none"
     # the default, PREFERRED, takes the TLS the server offers, and says it is unverified
-    r = advise(tls_server.port)
+    r = advise(tls_server.port, "--wide")   # --wide: the connection line unwrapped
     assert r.exit_code in (0, 3), r.stderr
     assert f"connection: TLS {truth['Ssl_version']} ({truth['Ssl_cipher']})" in r.stdout
     assert "server NOT verified (--ssl-mode PREFERRED)" in r.stdout

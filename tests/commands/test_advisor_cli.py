@@ -298,7 +298,8 @@ def test_ignore_rule_json_and_text(serve, load_fixture, profile_files):
     # both ignored: nothing left to change, exit 0, and the text report says what was left out
     serve(FakeServer(load_fixture("mysql-8.0")))
     r = run("--interval", "10", "--profile", profile_files["plp"], "--no-predict",
-            "--ignore-rule", plp_rule, "--ignore-rule", "use-fdatasync.cheaper-than-fsync")
+            "--ignore-rule", plp_rule, "--ignore-rule", "use-fdatasync.cheaper-than-fsync",
+            "--wide")   # the line unwrapped
     assert r.exit_code == 0, r.stderr
     assert "nothing to change." in r.stdout
     line = [ln for ln in r.stdout.splitlines() if ln.startswith("ignored rules")]

@@ -126,7 +126,8 @@ def test_a_fake_generator_is_measured_by_the_server_s_counters(server_binaries, 
     text = CliRunner().invoke(main, [
         "lab", "run", "--profile", "samsung-990-pro", "--datadir-on", str(data),
         "--duration", "1", "--buffer-pool", "64M", "--no-advise",
-        "--workload-prepare", generator + " prepare", "--workload-cmd", generator + " run"])
+        "--workload-prepare", generator + " prepare", "--workload-cmd", generator + " run",
+        "--wide"])   # the lines unwrapped
     assert text.exit_code == 0, text.output
     assert "workload python" in text.output and "not run (--no-advise)" in text.output
     assert "predicted: none" in text.output
@@ -167,7 +168,7 @@ def test_a_workload_advise_cannot_explain_has_no_prediction(server_binaries, tmp
     assert cand["ratio"] == 2.5 and cand["ratio_range"] == [2.0, 3.0]
     assert cand["ratio_interval"] == [1.5, 5.0]
     assert cand["unsafe"] == "loses up to 1 s of commits"
-    text = CliRunner().invoke(main, args)
+    text = CliRunner().invoke(main, [*args, "--wide"])   # the lines unwrapped
     assert text.exit_code == 0, text.output
     assert "the model CANNOT explain it" in text.output and "predicted: none" in text.output
     assert "advise candidate innodb_flush_log_at_trx_commit: 1 -> 2: TPS +150% " \

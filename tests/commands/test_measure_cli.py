@@ -98,7 +98,8 @@ def test_real_probe_json(tmp_path):
 
 
 def test_real_probe_text_table(tmp_path):
-    r = run(tmp_path, *SMALL, "--ops", "fsync", "--direct", "on", "--duration", 0.2)
+    # --wide: p99.9 and ops/s are its columns
+    r = run(tmp_path, *SMALL, "--ops", "fsync", "--direct", "on", "--duration", 0.2, "--wide")
     assert r.exit_code == 0, r.output
     out = r.stdout
     for needle in ("p50 µs", "p99.9 µs", "ops/s", "fsync", "PLP verdict", "filesystem",

@@ -39,7 +39,7 @@ def fails(*args, message: str):
 
 # ---- list -----------------------------------------------------------------------------------
 def test_list_table(home):
-    out = ok("list").stdout
+    out = ok("list", "--wide").stdout   # --wide: the class column
     for name in builtin_names():
         assert name in out
     line = next(ln for ln in out.splitlines() if ln.startswith("samsung-pm9a3 "))
@@ -91,7 +91,7 @@ def test_list_skips_a_broken_user_profile_with_a_warning(home):
 
 # ---- show -----------------------------------------------------------------------------------
 def test_show_table(home):
-    out = ok("show", "samsung-990-pro").stdout
+    out = ok("show", "samsung-990-pro", "--wide").stdout   # --wide: the p99.9 column
     assert out.startswith("samsung-990-pro: ")
     for text in ("Provenance", "2026-01-08", "Device", "consumer NVMe",
                  "PLP verdict: volatile-cache (O_DIRECT without fsync safe: no)",
@@ -119,7 +119,7 @@ def test_show_a_file_with_quantiles(home, tmp_path):
                               "p99_9_ns": 90000, "max_ns": 200000}
     f = tmp_path / "m.json"
     f.write_text(json.dumps(d))
-    out = ok("show", str(f)).stdout
+    out = ok("show", str(f), "--wide").stdout   # --wide: p90, p99.9 and max
     row = next(ln for ln in out.splitlines() if "none 16k O_DIRECT" in ln)
     for v in ("1,000", "21.0", "20.0", "25.0", "40.0", "90.0", "200"):
         assert v in row

@@ -52,7 +52,7 @@ def test_a_version_the_readme_names_is_its_flavor(tmp_path, command):
 def test_simulate_table_and_csv_on_a_builtin(tmp_path):
     runner = CliRunner()
     res = runner.invoke(main, ["simulate", "--profile", "samsung-pm9a3", "--connections", "2",
-                               "--duration", "1"])
+                               "--duration", "1", "--wide"])
     assert res.exit_code == 0, res.output
     assert "O_DIRECT" in res.output and "commit p50 ms" in res.output
     res = runner.invoke(main, ["simulate", "--profile", "samsung-pm9a3", "--connections", "1,2",
@@ -113,7 +113,8 @@ def test_tps_command(tmp_path):
     out = json.loads(res.output)
     row = next(r for r in out["settings"] if r["setting"] == "redo-fsync")
     assert row["connections_for_target"] == 4
-    res = CliRunner().invoke(main, ["tps", "--profile", "hdd-wd2502abys", "--no-check"])
+    res = CliRunner().invoke(main, ["tps", "--profile", "hdd-wd2502abys", "--no-check",
+                                    "--wide"])   # --wide: the full table's headers
     assert res.exit_code == 0 and "TPS / connection" in res.output
     res = CliRunner().invoke(main, ["tps", "--profile", "hdd-wd2502abys", "--target-tps", "-5"])
     assert res.exit_code == 2
@@ -133,7 +134,7 @@ def test_simulate_without_a_workload_uses_the_builtin_default(tmp_path):
     assert out["workload_source"].startswith(f"{DEFAULT_WORKLOAD} (built-in: ")
     for r in out["rows"]:   # each count's calibration, as for a saved profile
         assert r["runs"][0]["workload"] == wp.workload_at(r["connections"])[0].to_dict()
-    res = CliRunner().invoke(main, args)
+    res = CliRunner().invoke(main, [*args, "--wide"])   # the workload on one line
     assert res.exit_code == 0, res.output
     line = next(x for x in res.output.splitlines() if x.startswith("workload: "))
     assert f"{DEFAULT_WORKLOAD} (built-in: " in line

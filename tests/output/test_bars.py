@@ -4,6 +4,7 @@ quantiles too few samples cannot back."""
 from __future__ import annotations
 
 import io
+import itertools
 import json
 
 import pytest
@@ -142,8 +143,12 @@ def test_measure_bars_and_unbacked_tail(tmp_path):
     res = CliRunner().invoke(main, ["measure", str(tmp_path), *MEASURE, "--bars"])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    assert "p50 bar" in next(ln for ln in lines if ln.startswith("op "))
-    table = [ln for ln in lines if ln.startswith(("none ", "fsync ", "      "))]
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("op "))
+    assert "p50 bar" in lines[head]
+    # the rows: after the headers (two lines of them) and the rule, none of the facts above
+    rows = lines[head + 2:] if lines[head + 1].startswith("-") else lines[head + 3:]
+    table = list(itertools.takewhile(lambda ln: ln.startswith(("none ", "fsync ", "      ")),
+                                     rows))
     assert len(table) == 3  # none: write; fsync: write, fsync
     # the bar sits on the write of `none` and on the fsync of `fsync`, not on its write
     assert [_has_blocks(ln) or FULL in ln for ln in table] == [True, False, True]
@@ -173,7 +178,7 @@ def test_unbacked_quantiles_thresholds():
 
 def test_measure_p99_mark_when_backed(tmp_path):
     args = ["measure", str(tmp_path), "--sizes", "16k", "--ops", "none", "--direct", "off",
-            "--count", "1000", "--bars"]
+            "--count", "1000", "--bars", "--wide"]   # --wide: the p99.9 column
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
     (row,) = [ln for ln in res.output.splitlines() if ln.startswith("none ")]

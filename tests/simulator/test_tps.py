@@ -67,14 +67,15 @@ def test_without_any_cpu_the_no_sync_row_has_no_estimate():
     assert 50 < rows["redo-fsync"]["tps_per_connection"] < 60
     assert "--cpu-us, --client-us" in out["workload_source"]
     res = CliRunner().invoke(main, ["tps", "--profile", "hdd-wd2502abys", "--no-check",
-                                    "--cpu-us", "0", "--client-us", "0"])
+                                    "--cpu-us", "0", "--client-us", "0", "--wide"])
     assert res.exit_code == 0, res.output
     line = next(x for x in res.output.splitlines() if x.startswith("trx_commit=2, binlog off"))
     assert "398" not in line and line.split()[-1] == "-"
 
 
 def test_the_text_says_which_workload_and_how_to_calibrate():
-    res = CliRunner().invoke(main, ["tps", "--profile", "samsung-990-pro", "--no-check"])
+    res = CliRunner().invoke(main, ["tps", "--profile", "samsung-990-pro", "--no-check",
+                                    "--wide"])
     assert res.exit_code == 0, res.output
     assert f"workload: {DEFAULT_WORKLOAD} (built-in: " in res.output
     assert "innoflush lab calibrate --save NAME" in res.output

@@ -6,10 +6,17 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from ...terminal import fit_lines
+from ...terminal import table as fit_table
 from .report import num
 
+HEADERS = ["conns", "commits", "TPS", "server CPU µs", "client CPU µs", "client µs", "redo B",
+           "pages", "growth B", "files", "COMMIT p50 ms"]
 
-def calibrate_cpu_table(report: dict) -> str:
+
+def calibrate_cpu_table(report: dict, width: int | None = None) -> str:
+    """Per connection count, what a transaction costs; width None: as tabulate draws it,
+    else on two-line headers, fitted (one block per count when even those do not fit)."""
     rows = []
     for r in report["runs"]:
         w = r["workload"]
@@ -18,13 +25,14 @@ def calibrate_cpu_table(report: dict) -> str:
                      num(w["client_us_per_trx"]), num(w["redo_bytes_per_trx"]),
                      num(w["pages_dirtied_per_trx"]), num(w["growth_bytes_per_trx"]),
                      w["tablespaces"], num(r["commit_latency_ms"]["p50"])])
-    return tabulate(rows, headers=["conns", "commits", "TPS", "server CPU µs", "client CPU µs",
-                                   "client µs", "redo B", "pages", "growth B", "files",
-                                   "COMMIT p50 ms"],
-                    disable_numparse=True)
+    if width is not None:
+        return fit_table(rows, [h.replace(" ", "\n", 1) if len(h) > 8 else h for h in HEADERS],
+                         width, ["right"] * len(HEADERS))
+    return tabulate(rows, headers=HEADERS, disable_numparse=True)
 
 
-def render_text(report: dict) -> str:
+def render_text(report: dict, width: int | None = None) -> str:
+    """The report, fitted to width (None, --wide: unwrapped, the table whole)."""
     out: list[str] = []
     s = report["server"]
     out.append(f"innoflush lab calibrate — {report['backend']} backend"
@@ -44,7 +52,7 @@ def render_text(report: dict) -> str:
                "shared by the server and the clients")
     out.append("")
     out.append("per transaction, by connections:")
-    out.append(calibrate_cpu_table(report))
+    out.append(calibrate_cpu_table(report, width))
     out.append("")
     p = report["profile"]
     out.append(f"workload profile {p['name']} ({p['title']}), from the "
@@ -74,7 +82,7 @@ def render_text(report: dict) -> str:
         out.append("not saved (--save NAME keeps it in the workload store)")
     for w in report.get("warnings", []):
         out.append(f"warning: {w}")
-    return "\n".join(out) + "\n"
+    return "\n".join(fit_lines(out, width)) + "\n"
 
 
 __all__ = ["calibrate_cpu_table", "render_text"]

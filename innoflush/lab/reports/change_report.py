@@ -62,9 +62,8 @@ from __future__ import annotations
 
 import json
 
-from tabulate import tabulate
-
-from .report import md_table, num, pct
+from ...terminal import fit_lines
+from .report import md_table, num, pct, report_table
 
 
 def to_json(report: dict) -> str:
@@ -229,7 +228,15 @@ def _cell_notes(d: dict) -> list[str]:
     return out
 
 
-def render_text(report: dict) -> str:
+# the columns fitted to a terminal: a cell's change measured beside its price, and whether
+# they agree (--wide adds the TPS, fsyncs and simulate columns); the summary's agreement
+# counts and its TPS error (--wide adds the other errors and counts)
+NARROW_CELLS = (0, 1, 2, 5, 6, 7, 8, 12)
+NARROW_SUMMARY = (0, 1, 2, 3, 4, 5, 9, 13)
+
+
+def render_text(report: dict, width: int | None = None) -> str:
+    """The report, fitted to width (None, --wide: every column, nothing wrapped)."""
     factor = report["matrix"]["factor"]
     out = _head(report) + [""]
     for d in report["devices"]:
@@ -239,16 +246,17 @@ def render_text(report: dict) -> str:
             continue
         out.append("advise's price of each change beside the change measured (ratio = "
                    "after / before TPS):")
-        out.append(tabulate(cell_rows(d["cells"]), headers=cell_headers(factor),
-                            disable_numparse=True))
+        rows = cell_rows(d["cells"])
+        if width is not None:   # a skipped or failed cell says so in a column it keeps
+            rows = [r[:5] + [r[3]] + r[6:] if r[5] == "" and r[3] else r for r in rows]
+        out.append(report_table(rows, cell_headers(factor), width, NARROW_CELLS, 3))
         out += _cell_notes(d) + [""]
     out.append("summary:")
-    out.append(tabulate(summary_rows(report), headers=summary_headers(factor),
-                        disable_numparse=True))
+    out.append(report_table(summary_rows(report), summary_headers(factor), width, NARROW_SUMMARY))
     out += repeatability_lines(report)
     for w in report.get("warnings", []):
         out.append(f"warning: {w}")
-    return "\n".join(out) + "\n"
+    return "\n".join(fit_lines(out, width)) + "\n"
 
 
 def render_markdown(report: dict) -> str:

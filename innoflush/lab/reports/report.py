@@ -96,6 +96,8 @@ import json
 
 from tabulate import tabulate
 
+from ...terminal import fit_lines
+from ...terminal import table as fit_table
 from ...units import format_size
 
 SCHEMA = "innoflush.lab-run/1"
@@ -171,7 +173,7 @@ def _workload_line(w: dict) -> str:
             f"tablespace(s), growth {num(w['growth_bytes_per_trx'])} B/trx")
 
 
-def _run_head(r: dict, total: int) -> list[str]:
+def _run_head(r: dict, total: int, width: int | None = None) -> list[str]:
     """A run's first lines: its settings, what the server ran with, the figures table."""
     q = r["requested"]
     head = (f"run {r['index']}/{total}: {q['innodb_flush_method']}, trx_commit="
@@ -186,9 +188,12 @@ def _run_head(r: dict, total: int) -> list[str]:
                + ("as requested" if r["settings_match"] else "NOT as requested"))
     m, p, e = r["measured"], r["predicted"], r["errors_pct"]
     rows = [[label, num(m.get(k)), num(p.get(k)), pct(e.get(k))] for k, label in FIGURES]
-    table = tabulate(rows, headers=["figure", "measured", "predicted", "error"],
-                     tablefmt="simple", disable_numparse=True, colalign=("left", "right",
-                                                                         "right", "right"))
+    headers, align = ["figure", "measured", "predicted", "error"], ("left",) + ("right",) * 3
+    if width is None:
+        table = tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
+                         colalign=align)
+    else:
+        table = fit_table(rows, headers, width - 2, align)
     return out + ["  " + line for line in table.splitlines()]
 
 
@@ -206,10 +211,10 @@ def _explained(fit: dict) -> str:
             None: "did not say whether it explains it"}[fit.get("explained")]
 
 
-def render_command_run(r: dict, total: int) -> str:
+def render_command_run(r: dict, total: int, width: int | None = None) -> str:
     """A --workload-cmd run: measured from the server's counters, predicted from
     advise's fit of the workload (lab/experiments/command_run.py)."""
-    out = _run_head(r, total)
+    out = _run_head(r, total, width)
     m, p, wc = r["measured"], r["predicted"], r["workload_command"]
     c, o = m["client"], m["observed"]
     cc = c["client_cpu"]
@@ -268,10 +273,12 @@ def render_command_run(r: dict, total: int) -> str:
     return "\n".join(out)
 
 
-def render_run(r: dict, total: int) -> str:
+def render_run(r: dict, total: int, width: int | None = None) -> str:
+    """One run: its settings, measured beside predicted, how; its lines not yet wrapped
+    (render_text wraps them at width, the table is fitted to it here)."""
     if r.get("workload_command"):
-        return render_command_run(r, total)
-    out = _run_head(r, total)
+        return render_command_run(r, total, width)
+    out = _run_head(r, total, width)
     m, p = r["measured"], r["predicted"]
     c = m["client"]
     cc = c["client_cpu"]
@@ -317,21 +324,68 @@ def render_run(r: dict, total: int) -> str:
     return "\n".join(out)
 
 
-def summary_table(report: dict) -> str:
+def two_lines(header: str) -> str:
+    """A long header on two lines, split at its middle space: a column as wide as its
+    figures, not its words."""
+    if len(header) <= 10 or " " not in header:
+        return header
+    spaces = [i for i, ch in enumerate(header) if ch == " "]
+    cut = min(spaces, key=lambda i: abs(i - len(header) / 2))
+    return header[:cut] + "\n" + header[cut + 1:]
+
+
+def pair(measured: str, predicted: str, error: str, width: int | None = None) -> str:
+    """A measured / predicted (error) cell; fitted to a width, without its spaces and
+    parentheses ("2,229/2,448 +10%"): three such columns take 12 fewer."""
+    if width is None:
+        return f"{measured} / {predicted} ({error})"
+    return f"{measured}/{predicted} {error}"
+
+
+def report_table(rows: list[list], headers: list[str], width: int | None,
+                 keep: tuple[int, ...] | None = None, keys: int = 1,
+                 prose_last: bool = False) -> str:
+    """A table of the report: as tabulate draws it (width None, --wide), else the columns
+    keep (all by default) on two-line headers, fitted to width: its last column's long
+    sentences as footnotes with prose_last; laid out a block a row, its first `keys`
+    columns head the block."""
+    if width is None:
+        return tabulate(rows, headers=headers, disable_numparse=True)
+    keep = keep or tuple(range(len(headers)))
+    return fit_table([[r[i] for i in keep] for r in rows],
+                     [two_lines(headers[i]) for i in keep], width,
+                     prose=len(keep) - 1 if prose_last else None,
+                     title=0 if keys == 1 else tuple(range(keys)))
+
+
+# the summary's columns fitted to a terminal: the settings, TPS, commit p50 and the data
+# fsyncs (--wide adds commit p99, data writes/s and fsyncs/write)
+NARROW_SUMMARY = (0, 1, 2, 3, 4, 5, 7)
+NARROW_SUMMARY_HEADERS = {5: "commit\np50 ms", 7: "data\nfsyncs/s"}
+
+
+def summary_table(report: dict, width: int | None = None) -> str:
     rows = []
     for r in report["runs"]:
         q, m, p, e = r["requested"], r["measured"], r["predicted"], r["errors_pct"]
         row = [r["index"], q["innodb_flush_method"], q["innodb_flush_log_at_trx_commit"],
                q["connections"]]
         for k, _ in FIGURES:
-            row.append(f"{num(m.get(k))} / {num(p.get(k))} ({pct(e.get(k))})")
+            row.append(pair(num(m.get(k)), num(p.get(k)), pct(e.get(k)), width))
         rows.append(row)
     headers = ["run", "flush_method", "trx", "conns", "TPS", "commit p50 ms", "commit p99 ms",
                "data fsyncs/s", "data writes/s", "fsyncs/write"]
+    if width is not None:
+        return fit_table([[row[i] for i in NARROW_SUMMARY] for row in rows],
+                         [NARROW_SUMMARY_HEADERS.get(i, headers[i]) for i in NARROW_SUMMARY],
+                         width, ["right", "left", "right", "right"] + ["right"] * 3,
+                         title=(0, 1, 2, 3))
     return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
 
 
-def render_text(report: dict) -> str:
+def render_text(report: dict, width: int | None = None) -> str:
+    """The report as text, fitted to width: tables with their essential columns or one
+    block per row, lines wrapped; width None (--wide): every column, nothing wrapped."""
     out: list[str] = []
     s, d = report["server"], report["device"]
     out.append(f"innoflush lab run — {report['backend']} backend"
@@ -377,16 +431,17 @@ def render_text(report: dict) -> str:
     out.append("")
     total = len(report["runs"])
     for r in report["runs"]:
-        out.append(render_run(r, total))
+        out.append(render_run(r, total, width))
         out.append("")
     out.append("measured / predicted (error = predicted / measured - 1):")
-    out.append(summary_table(report))
+    out.append(summary_table(report, width))
     if report.get("warnings"):
         out.append("")
         out.append("warnings:")
         out += [f"  - {x}" for x in report["warnings"]]
-    return "\n".join(out) + "\n"
+    return "\n".join(fit_lines(out, width)) + "\n"
 
 
-__all__ = ["SCHEMA", "num", "pct", "render_command_run", "render_text", "summary_table",
+__all__ = ["SCHEMA", "num", "pair", "pct", "render_command_run", "render_text", "report_table",
+           "summary_table", "two_lines",
            "to_json"]

@@ -63,9 +63,8 @@ from __future__ import annotations
 
 import json
 
-from tabulate import tabulate
-
-from .report import md_table, num, pct
+from ...terminal import fit_lines
+from .report import md_table, num, pair, pct, report_table
 
 LABELS = {"tps": "TPS", "commit_latency_p50_ms": "commit p50", "commit_latency_p99_ms":
           "commit p99", "data_fsyncs_per_s": "data fsyncs/s", "data_writes_per_s":
@@ -80,9 +79,9 @@ def _mp(x) -> str:
     return "-" if x is None else f"{x:.1f}%"
 
 
-def _pair(c: dict, key: str) -> str:
+def _pair(c: dict, key: str, width: int | None = None) -> str:
     m, p, e = c["measured"].get(key), c["predicted"].get(key), c["errors_pct"].get(key)
-    return f"{num(m)} / {num(p)} ({pct(e)})"
+    return pair(num(m), num(p), pct(e), width)
 
 
 def _flags(c: dict) -> str:
@@ -101,8 +100,9 @@ def _flags(c: dict) -> str:
     return ", ".join(out)
 
 
-def cell_rows(cells: list[dict]) -> list[list]:
-    """One row per cell; with replicates the connections read "4 #2" (replicate 2)."""
+def cell_rows(cells: list[dict], width: int | None = None) -> list[list]:
+    """One row per cell; with replicates the connections read "4 #2" (replicate 2); the
+    measured / predicted cells compact when fitted to a width (report.pair)."""
     replicated = any(c.get("replicate", 1) > 1 for c in cells)
     rows = []
     for c in cells:
@@ -113,9 +113,10 @@ def cell_rows(cells: list[dict]) -> list[list]:
                          "FAILED: " + c.get("error", "?")[:60], "", "", "", "", ""])
             continue
         rows.append([conns, c["flush_method"], c["trx_commit"],
-                     _pair(c, "tps"), _pair(c, "commit_latency_p50_ms"),
-                     _pair(c, "commit_latency_p99_ms"), _pair(c, "data_fsyncs_per_s"),
-                     _pair(c, "data_writes_per_s"), _flags(c)])
+                     *(_pair(c, k, width) for k in ("tps", "commit_latency_p50_ms",
+                                                     "commit_latency_p99_ms",
+                                                     "data_fsyncs_per_s", "data_writes_per_s")),
+                     _flags(c)])
     return rows
 
 
@@ -241,7 +242,13 @@ def _device_head(d: dict) -> str:
             f"host check {chk['verdict']}")
 
 
-def render_text(report: dict) -> str:
+# a cell's figures fitted to a terminal: TPS, commit p50, data fsyncs/s and the flags
+# (--wide adds commit p99 and data writes/s)
+NARROW_CELLS = (0, 1, 2, 3, 4, 6, 8)
+
+
+def render_text(report: dict, width: int | None = None) -> str:
+    """The report, fitted to width (None, --wide: every column, nothing wrapped)."""
     out = []
     m = report["matrix"]
     out.append(f"innoflush lab validate — {report['backend']} backend, "
@@ -255,7 +262,7 @@ def render_text(report: dict) -> str:
     rows = calibration_rows(report)
     if rows:
         out.append("calibration (innodb_flush_log_at_trx_commit=0, this host's storage):")
-        out.append(tabulate(rows, headers=CALIBRATION_HEADERS, disable_numparse=True))
+        out.append(report_table(rows, CALIBRATION_HEADERS, width))
         shared = calibration_shared(report)
         if shared:
             out.append(shared)
@@ -267,24 +274,24 @@ def render_text(report: dict) -> str:
             out.append("")
             continue
         out.append("measured / predicted (error = predicted / measured − 1):")
-        out.append(tabulate(cell_rows(d["cells"]), headers=CELL_HEADERS,
-                            disable_numparse=True))
+        out.append(report_table(cell_rows(d["cells"], width), CELL_HEADERS, width, NARROW_CELLS, 3,
+                                prose_last=True))
         out.append("")
     out.append("mean absolute percentage error per device (✓/✗: the issue's target):")
-    out.append(tabulate(summary_rows(report), headers=SUMMARY_HEADERS, disable_numparse=True))
+    out.append(report_table(summary_rows(report), SUMMARY_HEADERS, width, prose_last=True))
     out.append("")
     out.append("the same, predicting with the costs measured in each cell's own run "
                "(lab run's derivation; not a calibration):")
-    out.append(tabulate(summary_rows(report, "mape_derived"), headers=SUMMARY_HEADERS[:-1],
-                        disable_numparse=True))
+    out.append(report_table(summary_rows(report, "mape_derived"), SUMMARY_HEADERS[:-1],
+                            width))
     out.append("")
     rows = direction_rows(report)
     if rows:
         out.append("O_DIRECT → O_DIRECT_NO_FSYNC: change of Innodb_data_fsyncs")
-        out.append(tabulate(rows, headers=DIRECTION_HEADERS, disable_numparse=True))
+        out.append(report_table(rows, DIRECTION_HEADERS, width, keys=3))
     for w in report.get("warnings", []):
         out.append(f"warning: {w}")
-    return "\n".join(out) + "\n"
+    return "\n".join(fit_lines(out, width)) + "\n"
 
 
 def _gib(n) -> str:
