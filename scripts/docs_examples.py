@@ -133,7 +133,18 @@ class Example:
     emulate: str | None = None
     # the last step also writes its charts (--png, not shown), for `chart` blocks
     charts: bool = False
+    # 'server': which settings it starts with (SERVER_SETTINGS)
+    settings: str = "tuned"
 
+
+# the live servers' settings: "tuned" as a DBA chasing commits might leave one (advise
+# finds the data-safety and durability risks), "recipe2" durable redo traded for speed
+SERVER_SETTINGS = {
+    "tuned": dict(innodb_flush_method="O_DIRECT_NO_FSYNC", innodb_flush_log_at_trx_commit=1,
+                  log_bin=True, sync_binlog=0, innodb_buffer_pool_size="128M"),
+    "recipe2": dict(innodb_flush_log_at_trx_commit=2, log_bin=True, sync_binlog=1,
+                    innodb_buffer_pool_size="256M"),
+}
 
 # what a JSON example cuts short: maps of counters, and what the docs describe elsewhere
 ADVISE_MAPS = ("settings.variables", "observed.deltas", "sampling.intervals[].deltas")
@@ -201,13 +212,18 @@ EXAMPLES: dict[str, Example] = {e.name: e for e in (
     Example("tps-990", ("tps --profile samsung-990-pro --target-tps 1000",)),
     Example("tps-json", ("tps --profile hdd-wd2502abys --target-tps 200 --json",), json=True),
     # a live server: MariaDB from this host's binaries under an insert load (Env.server)
-    Example("advise-mine", ("advise -H 127.0.0.1 -P {port} -u root --interval 5 "
+    # the README's recipe 2: the binary log on, trx_commit=2, the profile of this disk
+    Example("advise-mine", ("advise -h 127.0.0.1 -P {port} -u root --interval 5 "
                             "--profile mine",), needs=("measure",), resource="server",
-            codes=(0, 3, 4)),
-    Example("advise", ("advise -H 127.0.0.1 -P {port} -u root --interval 5 "
+            codes=(0, 3, 4), settings="recipe2"),
+    # the same server told it runs on a 7,200 rpm disk: the model does not explain it
+    Example("advise-declines", ("advise -h 127.0.0.1 -P {port} -u root --interval 5 "
+                                "--profile hdd-wd2502abys",), resource="server",
+            codes=(0, 3, 4), settings="recipe2"),
+    Example("advise", ("advise -h 127.0.0.1 -P {port} -u root --interval 5 "
                        "--profile samsung-990-pro",), resource="server", codes=(0, 3, 4),
             emulate="samsung-990-pro", charts=True),
-    Example("advise-json", ("advise -H 127.0.0.1 -P {port} -u root --interval 5 "
+    Example("advise-json", ("advise -h 127.0.0.1 -P {port} -u root --interval 5 "
                             "--profile samsung-990-pro --json",), resource="server",
             codes=(0, 3, 4), json=True, json_maps=ADVISE_MAPS, emulate="samsung-990-pro"),
     # the lab: servers of its own, on this host's storage
@@ -392,6 +408,7 @@ class Env:
         self._server_stack: contextlib.ExitStack | None = None
         self._servers_started = 0
         self._emulate: str | None = None
+        self._settings = "tuned"
         for d in ("home", "probe", "lab"):
             (root / d).mkdir()
 
@@ -408,17 +425,19 @@ class Env:
         return text.replace(str(self.root), SHOWN_TMP)
 
     # ---- resources
-    def _need(self, resource: str | None, emulate: str | None = None) -> None:
+    def _need(self, resource: str | None, emulate: str | None = None,
+              settings: str = "tuned") -> None:
         if resource in ("server", "binaries"):
             from innoflush.lab import ServerError, find_binaries
             try:
                 find_binaries()
             except ServerError as exc:
                 raise Skip(f"no MariaDB/MySQL server binaries ({exc})") from None
-        if resource == "server" and self._server is not None and self._emulate != emulate:
-            self._stop_server()   # another device under it
+        if resource == "server" and self._server is not None and (
+                self._emulate, self._settings) != (emulate, settings):
+            self._stop_server()   # another device under it, or other settings
         if resource == "server" and self._server is None:
-            self._start_server(emulate)
+            self._start_server(emulate, settings)
         elif resource != "server" and self._server is not None:
             self._stop_server()   # its load would compete with what runs next
         if resource == "docker":
@@ -432,19 +451,17 @@ class Env:
                 raise Skip(f"no Docker engine with innoflush/mariadb:10.11-offline "
                            f"({type(exc).__name__}: {exc})") from None
 
-    def _start_server(self, emulate: str | None = None) -> None:
+    def _start_server(self, emulate: str | None = None, settings: str = "tuned") -> None:
         from innoflush.lab import LocalServer, ServerOptions
         from innoflush.lab.emulation.emulate import build_library, preload_env
         from innoflush.profiles import load_profile
-        opts = ServerOptions(innodb_flush_method="O_DIRECT_NO_FSYNC",
-                             innodb_flush_log_at_trx_commit=1, log_bin=True, sync_binlog=0,
-                             innodb_buffer_pool_size="128M")
+        opts = ServerOptions(**SERVER_SETTINGS[settings])
         self._servers_started += 1
         env = (preload_env(load_profile(emulate), build_library(self.root / "lib"))
                if emulate else None)
         srv = LocalServer(self.root / f"server-{self._servers_started}", opts,
                           remove_on_stop=True, env=env)
-        self._emulate = emulate
+        self._emulate, self._settings = emulate, settings
         self._server_stack = self.stack.enter_context(contextlib.ExitStack())
         self._server_stack.callback(srv.stop)
         srv.start()
@@ -472,7 +489,7 @@ class Env:
         try:
             for need in ex.needs:
                 self.output(need)
-            self._need(ex.resource, ex.emulate)
+            self._need(ex.resource, ex.emulate, ex.settings)
             t0 = time.monotonic()
             if ex.derive is not None:   # shown as the command it was derived from
                 shown = [s.replace(" --json", "") for s in self.output(ex.needs[0]).shown]
