@@ -269,9 +269,7 @@ def _prompt(text: str) -> str:
         line = sys.stdin.readline()
         click.echo(err=True)
         if not line:
-            raise OptionError("-p: no terminal to ask the password on and nothing on "
-                              "standard input (pipe it, or use --defaults-file or "
-                              "--login-path)")
+            raise KeyboardInterrupt   # end of input at a prompt, as click's Abort
         return line.rstrip("\r\n")
     try:
         return click.prompt(text, hide_input=True, default="", show_default=False,
