@@ -32,7 +32,9 @@ import time
 from pathlib import Path
 
 from innoflush.lab.experiments.change_judging import FACTOR, judge
+from innoflush.lab.server.backend import ServerError
 from innoflush.lab.server.local import LocalServer, ServerOptions
+from innoflush.lab.server.server_binaries import find_binaries
 from innoflush.output.advise_text import render_text
 
 THREADS = 4
@@ -139,6 +141,12 @@ def compare(finding: dict, before: float | None, after: float | None) -> list[st
 
 
 def demo(innoflush: str, demo_dir: Path, profile: str) -> int:
+    try:
+        find_binaries()
+    except ServerError as exc:
+        print(f"step skipped: no MariaDB/MySQL server binaries here ({exc}); "
+              "apt-get install mariadb-server gives one")
+        return 0
     work = Path(tempfile.mkdtemp(prefix="server-", dir=demo_dir))
     opts = ServerOptions(innodb_flush_log_at_trx_commit=1, log_bin=True, sync_binlog=1,
                          innodb_buffer_pool_size="256M")
