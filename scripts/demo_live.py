@@ -36,6 +36,7 @@ from innoflush.lab.server.backend import ServerError
 from innoflush.lab.server.local import LocalServer, ServerOptions
 from innoflush.lab.server.server_binaries import find_binaries
 from innoflush.output.advise_text import render_text
+from innoflush.terminal import width as terminal_width
 
 THREADS = 4
 TABLES, TABLE_SIZE = 4, 10000
@@ -60,11 +61,11 @@ def _sysbench(server: LocalServer, *args: str) -> list[str]:
 
 
 def _start_load(server: LocalServer, seconds: int, log: Path) -> subprocess.Popen:
-    out = open(log, "w")   # noqa: SIM115 - the process writes it until it ends
-    return subprocess.Popen(
-        _sysbench(server, f"--threads={THREADS}", f"--time={seconds}",
-                  "--report-interval=1", "run"),
-        stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    with open(log, "w") as out:   # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            _sysbench(server, f"--threads={THREADS}", f"--time={seconds}",
+                      "--report-interval=1", "run"),
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def _stop(proc: subprocess.Popen | None) -> None:
@@ -92,7 +93,7 @@ def _advise(innoflush: str, server: LocalServer, profile: str, demo: Path) -> tu
     if r.returncode in (0, 3, 4, 5) and r.stdout.strip().startswith("{"):
         report = json.loads(r.stdout)
         (demo / "advise.json").write_text(r.stdout)
-        print(render_text(report), end="", flush=True)
+        print(render_text(report, terminal_width()), end="", flush=True)
         return r.returncode, report
     sys.stderr.write(r.stderr)
     raise SystemExit(f"demo: advise failed (exit {r.returncode})")
@@ -135,8 +136,8 @@ def compare(finding: dict, before: float | None, after: float | None) -> list[st
         f"inside advise's likely interval: {yes[inside]}; within ×/÷{FACTOR} of the measured "
         f"ratio: {yes[verdict['within_factor']]}; direction right: "
         f"{yes[verdict['direction']['right']]}",
-        "(one before and one after window of a few seconds on a shared machine: "
-        "`innoflush lab validate --workload-cmd --replicates N` repeats them)",
+        "(one before and one after window of a few seconds on a shared machine:",
+        " `innoflush lab validate --workload-cmd --replicates N` repeats them)",
     ]
     return lines
 
@@ -164,8 +165,8 @@ def demo(innoflush: str, demo_dir: Path, profile: str) -> int:
             cur.execute("CREATE DATABASE sbtest")
         subprocess.run(_sysbench(server, "prepare"), check=True, capture_output=True)
         print(f"server: {server.flavor} {'.'.join(map(str, server.version))} on "
-              f"127.0.0.1:{server.port} (datadir in .demo/), binary log on, "
-              "innodb_flush_log_at_trx_commit=1, sync_binlog=1")
+              f"127.0.0.1:{server.port} (datadir in .demo/)\n"
+              "settings: binary log on, innodb_flush_log_at_trx_commit=1, sync_binlog=1")
         print(f"load: sysbench oltp_insert, {THREADS} threads, {TABLES} tables of "
               f"{TABLE_SIZE:,} rows\n", flush=True)
         before_log = demo_dir / "sysbench-before.log"
