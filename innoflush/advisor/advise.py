@@ -78,12 +78,16 @@ def advise(session, request: AdviseRequest, *, conn_public: dict, is_local: bool
     if facts.doublewrite_dir and datadir:
         dblwr_same = same_filesystem(datadir, facts.doublewrite_dir)
     device = None
+    # a profile measured on the disks under the datadir is this storage: its verdict stands
+    # and the fit may scale it however far the disk moved (fit.device_as_seen)
+    same_storage = False
     if profile is not None:
         device = device_from_profile(profile)
         if datadir:   # the profile against what /sys says of the datadir's disk
             from ..measure.facts import gather_facts as storage_facts
             here = storage_facts(datadir)
-            mismatch = (None if measured_on_these_disks(profile, here) else
+            same_storage = measured_on_these_disks(profile, here)
+            mismatch = (None if same_storage else
                         reconcile_with_sys(device, here.get("disks") or []))
             if mismatch:
                 warnings.append(mismatch)
@@ -95,6 +99,7 @@ def advise(session, request: AdviseRequest, *, conn_public: dict, is_local: bool
                              "through localhost or its socket, as a user that can read "
                              f"{facts.datadir or 'the datadir'}); otherwise use --profile")
         device, profile = measure_device(datadir)
+        same_storage = _measured_here(profile, datadir)
         warnings.append("--measure ran while the server was running: the latencies include "
                         "contention with its own I/O")
     intervals, evidence = measure_workload(
@@ -110,14 +115,22 @@ def advise(session, request: AdviseRequest, *, conn_public: dict, is_local: bool
                    conn_public=conn_public, datadir=datadir, datadir_fs=datadir_fs,
                    doublewrite_same_fs=dblwr_same, device=device, profile=profile,
                    interval_s=request.interval_s, samples=request.samples,
-                   warnings=warnings, executor=executor)
+                   warnings=warnings, executor=executor, same_storage=same_storage)
+
+
+def _measured_here(profile, datadir: str) -> bool:
+    from ..measure.facts import gather_facts as storage_facts
+    try:
+        return measured_on_these_disks(profile, storage_facts(datadir))
+    except Exception:  # noqa: BLE001 - sysfs facts are optional
+        return False
 
 
 def _assess(facts, intervals, evidence, request: AdviseRequest, *, source: dict,
             conn_public: dict | None, datadir: str | None, datadir_fs: str | None,
             doublewrite_same_fs: bool | None, device, profile, interval_s: float,
             samples: int, warnings: list[str], cannot_judge: list[str] = (),
-            executor=None) -> dict:
+            executor=None, same_storage: bool = False) -> dict:
     """Rules, fit, predictions and the report on what was read (live or captured).
     profile: the request's, or the one --measure probed; interval_s and samples: as
     sampled (a capture's own). executor: where the predictions run (None: a local
@@ -151,7 +164,7 @@ def _assess(facts, intervals, evidence, request: AdviseRequest, *, source: dict,
                                             seed=seed, evidence=evidence)
             else:
                 fit = fit_workload(facts, observed, evidence, profile, cpu_cores=cpu_cores,
-                                   datadir=datadir, seed=seed)
+                                   datadir=datadir, seed=seed, same_storage=same_storage)
             if fit.explained and fit.workload is not None:
                 combined = _predict(fit, fit.profile or profile, seed, cands, ev,
                                     executor, ctx)

@@ -26,7 +26,6 @@ from ..measure.facts import completion_cores, gather_facts
 from ..simulator import ServerConfig, ServerStart, Workload, simulate
 from ..simulator.config import MiB
 from ..simulator.flavors import get_flavor
-from .device import measured_on_these_disks
 from .measured import measured_workload
 
 COMMITS_PER_RUN = 20_000  # simulated commits per run: bounds the time of one run
@@ -259,10 +258,11 @@ def model_checks(o: Observed, r, tolerances: dict | None = None) -> list[Check]:
 def fit_workload(facts: ServerFacts, observed: Observed, evidence: WorkloadEvidence | None,
                  profile, cpu_cores: int | None = None, datadir: str | None = None,
                  seed: int = 1, clock=time.monotonic,
-                 config: ServerConfig | None = None) -> Fit:
+                 config: ServerConfig | None = None, same_storage: bool = False) -> Fit:
     """The measured workload at the current settings, and whether the model explains it.
     config: the settings as simulated (a report's ``fit.config``, to fit it again
-    offline); default: the server's, from its facts."""
+    offline); default: the server's, from its facts. same_storage: the profile was measured
+    on the disks under the datadir (device_as_seen may then scale it without limit)."""
     t0 = clock()
     cores = cpu_cores or int((evidence.cpu_cores.value if evidence else None)
                              or os.cpu_count() or 2)
@@ -299,7 +299,7 @@ def fit_workload(facts: ServerFacts, observed: Observed, evidence: WorkloadEvide
         return Fit(cfg, None, target, None, False, dur, clock() - t0, reasons=missing,
             assumptions=assumptions, inputs=inputs)
     profile, r, seen = device_as_seen(cfg, wl, profile, evidence, dur, seed, start,
-                                      same_storage=_measured_here(profile, datadir))
+                                      same_storage=same_storage)
     if seen:
         assumptions.append(seen)
     checks = model_checks(observed, r)
@@ -341,15 +341,6 @@ def completion_cores_hold(cfg: ServerConfig, cpu: Input, commits_per_s: float
 
 def commits_sleep(cfg: ServerConfig) -> bool:
     return cfg.innodb_flush_log_at_trx_commit == 1 or (cfg.log_bin and cfg.sync_binlog > 0)
-
-
-def _measured_here(profile, datadir: str | None) -> bool:
-    if datadir is None:
-        return False
-    try:
-        return measured_on_these_disks(profile, gather_facts(datadir))
-    except Exception:  # noqa: BLE001 - sysfs facts are optional
-        return False
 
 
 def device_as_seen(cfg: ServerConfig, wl: Workload, profile, ev: WorkloadEvidence,

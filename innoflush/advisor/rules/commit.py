@@ -157,7 +157,7 @@ def priced_trx_commit_2(ev, ctx: Context, prediction_of) -> bool:
         return False
     finding = RELAXED_ALLOWS_2.finding(ctx)
     pred = prediction_of(finding.sim_changes)
-    gain = (pred or {}).get("change", {}).get("tps_pct")
+    gain = ((pred or {}).get("change") or {}).get("tps_pct")
     if gain is None or gain < MIN_PRICED_GAIN_PCT:
         return False
     ev.notes.remove(note)
