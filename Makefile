@@ -5,8 +5,9 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# The fast lane: the pure-logic tests (no apt, no servers, no Docker, no long simulations).
-FAST_LANE := not server and not docker and not slow and not browser
+# The fast lane: the pure-logic tests (no apt, no servers, no Docker, no long simulations,
+# no process per case).
+FAST_LANE := not server and not docker and not slow and not browser and not processes
 
 .PHONY: demo test test-fast test-suite install install-test system-deps server-roots \
 	docker-ready lint \

@@ -72,6 +72,8 @@ def advise(session, request: AdviseRequest, *, conn_public: dict, is_local: bool
     profile = request.profile
     warnings: list[str] = []
     facts = gather_facts(session)
+    if request.predicts and request.workload_profile is None and open_session is not None:
+        _require_processlist(session)
     datadir = local_datadir(facts, is_local)
     datadir_fs = filesystem_of(datadir) if datadir else None
     dblwr_same = None
@@ -116,6 +118,23 @@ def advise(session, request: AdviseRequest, *, conn_public: dict, is_local: bool
                    doublewrite_same_fs=dblwr_same, device=device, profile=profile,
                    interval_s=request.interval_s, samples=request.samples,
                    warnings=warnings, executor=executor, same_storage=same_storage)
+
+
+def _require_processlist(session) -> None:
+    """A prediction fits the workload's connections and their time inside the server
+    from the processlist: an account that sees only its own connections cannot measure
+    them, and --connections alone does not give where their time goes. Refused before
+    the window (and a --measure), with the privilege's name (exit 2)."""
+    from ..live.activity import processlist_scope
+    from ..live.connect import ConnectError
+
+    if not processlist_scope(session)[1]:
+        raise ConnectError(
+            "missing privilege: PROCESS (the processlist shows only this account's "
+            "connections, so the workload's connections and their time inside the server "
+            "cannot be measured for a prediction): GRANT PROCESS ON *.* to the account (or "
+            "SELECT ON performance_schema.threads, performance_schema on), give --workload "
+            "with --connections, or --no-predict for the rules alone", "privilege")
 
 
 def _measured_here(profile, datadir: str) -> bool:
@@ -170,8 +189,11 @@ def _assess(facts, intervals, evidence, request: AdviseRequest, *, source: dict,
                                     executor, ctx)
             else:
                 warnings += [f"cannot predict this workload: {x}" for x in fit.reasons]
-                warnings.append("no effect is predicted: the model does not explain what "
-                                "this server was seen doing (see the fit's checks)")
+                warnings.append(
+                    "no effect is predicted: the evidence lacks inputs the model needs "
+                    "(each named above, with what supplies it)" if fit.inputs_missing else
+                    "no effect is predicted: the model does not explain what this server "
+                    "was seen doing (see the fit's checks)")
         else:
             ev.cannot_judge.append("predicted effects: no write transactions were committed "
                                    "during the interval, so there is no workload to measure")
@@ -216,8 +238,9 @@ def _predict(fit, profile, seed: int, cands, ev, executor, ctx) -> dict | None:
 # What a capture cannot hold: the advisor's live-only evidence, said once in cannot_judge.
 OFFLINE_CANNOT_JUDGE = (
     "offline capture: the connections, their time inside and outside the server and the "
-    "server's CPU are read live (processlist, /proc) and are not in a capture — the fit "
-    "has --connections and --cpu-cores for them",
+    "server's CPU are read live (processlist, /proc) and are not in a capture — "
+    "--connections and --cpu-cores give the first and the host's cores, --workload the "
+    "per-transaction costs",
     "offline capture: the datadir's filesystem and where innodb_doublewrite_dir lies are "
     "read on the server's host — the rules that need them take the --profile's filesystem "
     "or cannot judge offline",

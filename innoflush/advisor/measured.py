@@ -185,11 +185,19 @@ def _missing_inputs(ev: WorkloadEvidence) -> list[str]:
     """What the evidence lacks that a Workload cannot do without."""
     missing: list[str] = []
     if ev.connections.value is None:
-        missing.append(f"the connections: {ev.connections.detail}")
-    if ev.outside_us_per_trx.value is None:
-        missing.append(f"the time outside the server: {ev.outside_us_per_trx.detail}")
-    if ev.server_cpu_us_per_trx.value is None:
-        missing.append(f"the server's CPU per transaction: {ev.server_cpu_us_per_trx.detail}")
+        missing.append(f"the connections: {ev.connections.detail} — give --connections N")
+    # both come from the processlist's samples (and /proc on the server's host); a
+    # capture has neither, and no option sets them one by one: a workload profile
+    # brings every per-transaction cost at once
+    costs = [(name, inp.detail) for name, inp in (
+        ("the time outside the server", ev.outside_us_per_trx),
+        ("the server's CPU per transaction", ev.server_cpu_us_per_trx)) if inp.value is None]
+    if costs:
+        whys = list(dict.fromkeys(why for _, why in costs))
+        missing.append(f"{' and '.join(n for n, _ in costs)}: {'; '.join(whys)} — the "
+                       "processlist's samples give them on a live server (an account with "
+                       "PROCESS); otherwise --workload NAME|FILE gives the per-transaction "
+                       "costs (`innoflush lab calibrate --save`)")
     if ev.commits <= 0:
         missing.append("no write transaction was committed during the interval")
     return missing

@@ -191,20 +191,9 @@ class ActivitySampler(threading.Thread):
         own = session.query("SELECT CONNECTION_ID()")[0][0]
         self.exclude.add(int(own))
         self._queries += 1
-        pfs = _pfs_threads_readable(session)
-        self._queries += 2
-        if pfs:
-            self._source, self._sees_all = "performance_schema.threads", True
-            return _read_pfs
-        self._source = "SHOW FULL PROCESSLIST"
-        rows = _read_show(session)
-        self._queries += 2
-        users = {r[1] for r in rows}
-        connected = _status_value(session, "Threads_connected")
-        # without PROCESS an account sees only its own connections
-        self._sees_all = not (len(users) <= 1 and connected is not None
-                              and connected > len(rows) + 1)
-        return _read_show
+        self._source, self._sees_all = processlist_scope(session)
+        self._queries += 2 if self._source == "performance_schema.threads" else 4
+        return _read_pfs if self._source == "performance_schema.threads" else _read_show
 
     def _add(self, rows: list[tuple]) -> None:
         for cid, user, command, state, tid in rows:
@@ -248,6 +237,20 @@ class ActivitySampler(threading.Thread):
                          cost_ms=round(self._cost_s / n * 1e3, 3) if n else None,
                          sees_all=self._sees_all, queries=self._queries,
                          problem=self._problem)
+
+
+def processlist_scope(session: Any) -> tuple[str, bool]:
+    """(where the connections are read, whether every account's show there):
+    performance_schema.threads when it is on and readable, else SHOW FULL PROCESSLIST —
+    which, without the PROCESS privilege, shows only the account's own connections (told
+    by Threads_connected counting more than one account's worth of them)."""
+    if _pfs_threads_readable(session):
+        return "performance_schema.threads", True
+    rows = _read_show(session)
+    users = {r[1] for r in rows}
+    connected = _status_value(session, "Threads_connected")
+    return "SHOW FULL PROCESSLIST", not (len(users) <= 1 and connected is not None
+                                         and connected > len(rows) + 1)
 
 
 def _pfs_threads_readable(session: Any) -> bool:

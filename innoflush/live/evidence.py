@@ -150,7 +150,9 @@ def evidence(facts: ServerFacts, total: Interval, activity: Activity,
     conns = _connections(activity, connections_option)
     n = conns.value
     per_trx_us = (n / t * 1e6) if n and t else None
-    inside = outside = wait = unknown("no commits, or the connections are unknown")
+    inside = outside = wait = unknown(
+        "no commits" if not t else "the connections are unknown" if not n else
+        activity.problem or "the processlist's samples are not usable")
     if per_trx_us is not None and activity.busy_share is not None and activity.usable:
         f = activity.busy_share
         what = (f"{activity.source}: {activity.samples} samples every "

@@ -340,9 +340,11 @@ def _fit_text(fit: dict | None, width: int | None = None) -> list[str]:
     src = fit.get("source", "measured")
     head = ("the model on the measured workload" if src == "measured"
             else f"the model on the workload profile {src[8:]} (not measured)")
-    out = ["", *wrap(f"{head}: " + ("EXPLAINS what was observed" if fit["explained"]
-                                    else "does NOT explain what was observed — no prediction"),
-                     width, hang="  ")]
+    verdict = ("EXPLAINS what was observed" if fit["explained"] else
+               "cannot be fitted: the evidence lacks inputs it needs (each below, with what "
+               "supplies it) — no prediction" if fit.get("inputs_missing") else
+               "does NOT explain what was observed — no prediction")
+    out = ["", *wrap(f"{head}: {verdict}", width, hang="  ")]
     rows = [[c["figure"], _v(c["observed"]), _v(c["model"]),
              "-" if c["error_pct"] is None else f"{c['error_pct']:+.1f}%",
              f"±{c['tolerance_pct']:.0f}%", {True: "ok", False: "OFF", None: "-"}[c["ok"]],

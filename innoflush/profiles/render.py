@@ -311,7 +311,9 @@ def render_compare(data: dict, width: int | None = None) -> str:
             foot += " The ratios to the first profile: --wide, or a wider terminal."
     if len(names) > 1 and (width is None or ratios):
         foot += f" ratio: the figure over {names[0]}'s."
-    return table + "\n\n" + "\n".join(textwrap.wrap(foot, width or WIDTH)) + "\n"
+    title = "latency per operation, µs (p50, else the mean)"
+    return ("\n".join(textwrap.wrap(title, width or WIDTH)) + "\n\n" + table + "\n\n"
+            + "\n".join(textwrap.wrap(foot, width or WIDTH)) + "\n")
 
 
 def _narrow_compare(rows: list[list[str]], headers: list[str], width: int

@@ -97,10 +97,25 @@ def test_profile_and_connections_reach_the_fit(profile_files):
 
 
 def test_without_connections_the_fit_says_what_it_lacks(profile_files):
+    """A capture has no processlist samples and no /proc: the fit names each input it
+    lacks with what supplies it, instead of saying the model does not explain."""
     code, rep = report("--from", str(ODIRECT / "tab"), "--profile", profile_files["plp"])
     assert code == 4 and rep["fit"]["explained"] is False
-    assert rep["fit"]["reasons"]
+    assert rep["fit"]["inputs_missing"] is True and rep["fit"]["checks"] == []
+    conns, costs = rep["fit"]["reasons"]
+    assert conns.startswith("the connections:") and conns.endswith("give --connections N")
+    assert costs.startswith("the time outside the server and the server's CPU per "
+                            "transaction:") and "--workload NAME|FILE" in costs
     assert all(f["predicted"] is None for f in rep["findings"])
+    # --connections supplies the first; the costs are still named, alone
+    code, rep = report("--from", str(ODIRECT / "tab"), "--profile", profile_files["plp"],
+                       "--connections", "4")
+    assert code == 4 and rep["fit"]["inputs_missing"] is True
+    assert [r.split(":")[0] for r in rep["fit"]["reasons"]] == [
+        "the time outside the server and the server's CPU per transaction"]
+    text = advise("--from", str(ODIRECT / "tab"), "--profile", profile_files["plp"])
+    assert "cannot be fitted: the evidence lacks inputs it needs" in text.stdout
+    assert "does NOT explain" not in text.stdout
 
 
 @pytest.mark.parametrize("args, text", [

@@ -153,3 +153,31 @@ def test_a_workload_the_model_cannot_explain(mariadb_server, insert_load, profil
     assert "does NOT explain what was observed" in text.stdout
     assert "price of every candidate change" not in text.stdout
     compare_keys("advise", rep, example_json("advise-json"))
+
+
+def test_a_prediction_without_process_is_refused_with_its_name(mariadb_server, insert_load,
+                                                                server_accounts,
+                                                                profile_files):
+    """An account without PROCESS (performance_schema off here) sees only its own
+    connections: a prediction cannot measure the workload's, so advise refuses it before
+    the window — exit 2, the privilege named, one line — as its help promises for a
+    missing privilege; --connections alone does not lift it (where the connections' time
+    goes is the processlist's too). The rules alone (--no-predict) still run."""
+    user, pw = server_accounts["password"]
+    env = {"MYSQL_PWD": pw}
+    with insert_load(mariadb_server, threads=2) as load:
+        load.wait_started()
+        refused = [advise(mariadb_server, "--interval", "1", "--profile",
+                          profile_files["plp"], *extra, user=user, env=env)
+                   for extra in ((), ("--connections", "2"))]
+        rules = advise(mariadb_server, "--interval", "1", "--profile", profile_files["plp"],
+                       "--no-predict", "--json", user=user, env=env)
+    for r in refused:
+        assert r.exit_code == 2, r.output
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and "missing privilege: PROCESS" in lines[0]
+        assert "GRANT PROCESS" in lines[0] and "--no-predict" in lines[0]
+        assert r.stdout == ""
+    assert rules.exit_code in (0, 3), rules.stderr
+    rep = json.loads(rules.stdout)
+    assert any("only its own connections" in w for w in rep["warnings"])

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 BUILTIN = ROOT / "innoflush" / "profiles" / "builtin" / "samsung-990-pro.json"
 SP = ["--profile", "samsung-990-pro"]

@@ -24,6 +24,8 @@ import pytest
 from innoflush.errors import InnoflushError, UsageError
 from innoflush.outfile import check_output_target, write_output
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 SP = ["--profile", "samsung-990-pro"]
 NULL, FULL = os.makedev(1, 3), os.makedev(1, 7)

@@ -139,7 +139,8 @@ def test_show_invalid_file(home, tmp_path):
 # ---- compare --------------------------------------------------------------------------------
 def test_compare_table(home):
     out = ok("compare", "samsung-990-pro", "samsung-pm9a3", "hdd-wd2502abys").stdout
-    header = out.splitlines()[0]
+    assert out.splitlines()[0] == "latency per operation, µs (p50, else the mean)"
+    header = out.splitlines()[2]
     assert header.split() == ["test", "part", "samsung-990-pro", "samsung-pm9a3", "ratio",
                               "hdd-wd2502abys", "ratio"]
     row = next(ln for ln in out.splitlines() if ln.startswith("fsync 16k O_DIRECT"))

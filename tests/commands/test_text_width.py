@@ -42,10 +42,18 @@ def widest(text: str) -> int:
     return max((len(ln) for ln in text.splitlines()), default=0)
 
 
+_RUNS: dict[tuple, str] = {}
+
+
 def run(width: int, *args: str) -> str:
-    r = CliRunner().invoke(main, list(args), env={"COLUMNS": str(width)})
-    assert r.exit_code in (0, 3, 4), (args, r.output)   # advise: 3, 4 are its verdicts
-    return r.stdout
+    """The command's stdout at COLUMNS=width; each command line run once in the module
+    (tps simulates for a second: the same text serves every test that reads it)."""
+    key = (width, *args)
+    if key not in _RUNS:
+        r = CliRunner().invoke(main, list(args), env={"COLUMNS": str(width)})
+        assert r.exit_code in (0, 3, 4), (args, r.output)   # advise: 3, 4 are its verdicts
+        _RUNS[key] = r.stdout
+    return _RUNS[key]
 
 
 SIMULATE = ("simulate", "--profile", "samsung-990-pro", "--flush-method",

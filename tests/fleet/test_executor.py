@@ -31,6 +31,8 @@ from innoflush.simulator.sweep import run_sweep
 from tests.helpers.simprofiles import consumer_ssd
 from tests.helpers.sweeps import CHANGES, _slow_echo, flat, predictions, sweep_cases
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -28,6 +28,8 @@ from innoflush import errors, signals
 from innoflush.advisor.report import EXIT_NOTHING, EXIT_RECOMMENDATIONS, EXIT_UNEXPLAINED
 from innoflush.fleet.table import fleet_exit
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs" / "commands"
 BUILTIN = ROOT / "innoflush" / "profiles" / "builtin" / "samsung-990-pro.json"
