@@ -137,6 +137,10 @@ class Example:
     settings: str = "tuned"
 
 
+# a real report and two captures of the same server, before and after its change
+# (tests/fixtures/checks/*/PROVENANCE.json): advise --check's examples
+CHECKS = "tests/fixtures/checks/mariadb-10.11-trx-commit"
+
 # the live servers' settings: "tuned" as a DBA chasing commits might leave one (advise
 # finds the data-safety and durability risks), "recipe2" durable redo traded for speed
 SERVER_SETTINGS = {
@@ -227,6 +231,19 @@ EXAMPLES: dict[str, Example] = {e.name: e for e in (
                             "--profile samsung-990-pro --json",), resource="server",
             codes=(0, 3, 4), json=True, json_maps=ADVISE_MAPS, emulate="samsung-990-pro"),
     # the lab: servers of its own, on this host's storage
+    Example("advise-check", (f"advise --from {CHECKS}/applied --interval 5 --check "
+                             f"{CHECKS}/report.json",), codes=(5,), own_home=True),
+    Example("advise-check-json", (f"advise --from {CHECKS}/applied --interval 5 --check "
+                                  f"{CHECKS}/report.json --json",), json=True, codes=(5,),
+            own_home=True),
+    Example("advise-track-record", (
+        f"advise --from {CHECKS}/same --interval 5 --check {CHECKS}/report.json",
+        f"advise --from {CHECKS}/applied --interval 5 --check {CHECKS}/report.json",
+        "advise --track-record"), codes=(0, 4, 5), own_home=True),
+    Example("advise-track-record-json", (
+        f"advise --from {CHECKS}/same --interval 5 --check {CHECKS}/report.json",
+        f"advise --from {CHECKS}/applied --interval 5 --check {CHECKS}/report.json",
+        "advise --track-record --json"), json=True, codes=(0, 4, 5), own_home=True),
     Example("lab-run", (f"lab run {LAB} --flush-method O_DIRECT,O_DIRECT_NO_FSYNC "
                         "--trx-commit 1 --connections 1,4 --duration 5",),
             needs=("measure",), resource="binaries", charts=True),

@@ -32,12 +32,21 @@ or one JSON object a line (--json); exit 2 when any host failed, else 3 when
 any has a recommendation (docs/commands/advise-inventory.md).
 
 \b
+--check REPORT.json compares a saved report (advise --json) with the server
+now, after a change: what was applied, whether the workload is still the one
+the report measured, each figure measured beside its prediction; exit 0 held,
+5 did not hold, 4 no verdict (not comparable, nothing applied, not priced).
+Each check joins the track record that --track-record prints
+(docs/commands/advise-check.md).
+
+\b
 Exit codes:
   0    nothing to change
   3    recommendations made
   4    a prediction was wanted (--profile or --measure) and the model cannot
        explain the workload it saw: no predicted number is printed, the report
-       says why
+       says why; --check: no verdict
+  5    --check: the prediction did not hold
   2    usage or connection error (bad option, unreachable server, access denied,
        missing privilege)
   1    other failure (no InnoDB on the server, server restarted or counters reset
@@ -151,6 +160,17 @@ class _AdviseCommand(click.Command):
                    "STATUS snapshots (mysql -B, mysqladmin extended-status -r -i N, a "
                    "pt-stalk directory) instead of a live server; --interval then gives "
                    "mysqladmin's -i N.")
+@click.option("--check", "check_path", default=None, metavar="REPORT.json",
+              help="Check a saved report (advise --json) against this server now (live "
+                   "or --from): what was applied, the workload then and now, each "
+                   "figure measured beside its prediction; exit 0 held, 5 did not hold, "
+                   "4 no verdict (docs/commands/advise-check.md).")
+@click.option("--track-record", is_flag=True,
+              help="Print how often the checks' quoted intervals held on this machine's "
+                   "servers, per change and class of connections (no server is read).")
+@click.option("--share", "share_path", default=None, metavar="FILE",
+              help="With --track-record: also write the record to FILE (no host names, "
+                   "addresses or users), for sending.")
 @click.option("--json", "as_json", is_flag=True,
               help="JSON output (keys: docs/commands/advise.md).")
 @click.option("--prom", "prom_path", default=None, metavar="FILE",
@@ -163,7 +183,8 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
                    ask_password, ssl_mode, ssl_ca, ssl_cert, ssl_key, connect_timeout,
                    interval, samples, profile_ref, measure, durability, connections,
                    cpu_cores, workload_ref, ignore_rules, no_predict,
-                   seed, scheduler, as_json, prom_path, html_file, png_dir, wide) -> None:
+                   seed, scheduler, check_path, track_record, share_path, as_json,
+                   prom_path, html_file, png_dir, wide) -> None:
     import pymysql
 
     from ..advisor.advise import advise
@@ -171,6 +192,16 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
     from ..advisor.request import AdviseRequest
     from ..output.advise_text import render_text
 
+    click_ctx = click.get_current_context()
+    before = None
+    if check_path is not None or track_record or share_path is not None:
+        from .advise_check import check_or_record
+
+        before = check_or_record(click_ctx, check_path, track_record, share_path, as_json,
+                                 text_width(wide))
+        if before is None:   # --track-record: printed
+            return
+        no_predict = True
     request = AdviseRequest(interval_s=interval, samples=samples, measure=measure,
                             durability=durability, connections=connections,
                             cpu_cores=cpu_cores, ignore_rules=list(ignore_rules),
@@ -186,7 +217,6 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
         from ..simulator.workload_profile import load_workload
 
         request.workload_profile = load_workload(workload_ref)   # exit 2 before connecting
-    click_ctx = click.get_current_context()
     executor = _executor(click_ctx, scheduler, request.predicts)
     if inventory is None and concurrency is not None:
         raise OptionError("--concurrency needs --inventory")
@@ -210,7 +240,7 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
 
         advise_from(click_ctx, click_ctx.meta["capture_path"], request, as_json=as_json,
                     prom_path=prom_path, html_file=html_file, png_dir=png_dir,
-                    executor=executor, width=text_width(wide))
+                    executor=executor, width=text_width(wide), check_against=before)
         return
     opts = resolve_options(host=host, port=port, socket=socket, user=user,
                            defaults_file=defaults_file, login_path=login_path,
@@ -227,6 +257,11 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
         raise server_error(exc, opts) from None
     finally:
         session.close()
+    if before is not None:
+        from .advise_check import print_check
+
+        print_check(before, report, as_json, text_width(wide))
+        return
     failures: list[InnoflushError] = []   # raised after the report: the sampling is kept
     attempt(failures, lambda: emit("advise", report, html_file, png_dir, render_text(report)))
     click.echo(to_json(report) if as_json else render_text(report, text_width(wide)),

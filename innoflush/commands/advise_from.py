@@ -24,9 +24,11 @@ LIVE_ONLY = ("host", "port", "socket", "user", "defaults_file", "login_path",
 def advise_from(click_ctx: click.Context, path: str, request: AdviseRequest, *,
                 as_json: bool, prom_path: str | None = None,
                 html_file: str | None = None, png_dir: str | None = None,
-                executor=None, width: int | None = None) -> None:
+                executor=None, width: int | None = None,
+                check_against: dict | None = None) -> None:
     """Read the capture, advise on it, print the report (fitted to width: None for
-    --wide) and exit with its code."""
+    --wide) and exit with its code; with check_against (--check's saved report), print
+    the check of that report against the capture instead."""
     from ..advisor.advise import advise_capture
     from ..live.capture import read_capture
 
@@ -43,6 +45,11 @@ def advise_from(click_ctx: click.Context, path: str, request: AdviseRequest, *,
         interval = click_ctx.params["interval"]   # mysqladmin's -i N
     capture = read_capture(path, interval_s=interval)
     report = advise_capture(capture, request, executor=executor)
+    if check_against is not None:   # --check: the capture is the server now
+        from .advise_check import print_check
+
+        print_check(check_against, report, as_json, width)
+        return
     failures: list[InnoflushError] = []   # raised after the report is printed
     attempt(failures, lambda: emit("advise", report, html_file, png_dir, render_text(report)))
     click.echo(to_json(report) if as_json else render_text(report, width), nl=False)

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from innoflush import errors, signals
+from innoflush.advisor import check
 from innoflush.advisor.report import EXIT_NOTHING, EXIT_RECOMMENDATIONS, EXIT_UNEXPLAINED
 from innoflush.fleet.table import fleet_exit
 
@@ -61,12 +62,14 @@ def documented_codes(section: str) -> set[int]:
 _COMMON = ({0, errors.EXIT_FAILURE, errors.EXIT_USAGE, errors.EXIT_INTERRUPTED}
            | {signals.exit_code(s) for s in signals.STOP_SIGNALS})
 _ADVISE = {EXIT_NOTHING, EXIT_RECOMMENDATIONS, EXIT_UNEXPLAINED}
+_CHECK = {check.EXIT_HELD, check.EXIT_NOT_HELD, check.EXIT_NO_VERDICT}
 # the fleet's exit over every mix of host results: ok with advise's codes, or failed
 _FLEET = {fleet_exit([{"status": "ok", "exit": code}]) for code in _ADVISE} | {
     fleet_exit([{"status": "failed", "exit": errors.EXIT_FAILURE}])}
 
 PAGES = {"measure": _COMMON, "profiles": _COMMON, "simulate": _COMMON, "tps": _COMMON,
-         "advise": _COMMON | _ADVISE, "advise-inventory": _COMMON | _FLEET,
+         "advise": _COMMON | _ADVISE | _CHECK, "advise-check": _COMMON | _CHECK,
+         "advise-inventory": _COMMON | _FLEET,
          "lab-run": _COMMON, "lab-calibrate": _COMMON, "lab-validate": _COMMON}
 
 
@@ -145,6 +148,10 @@ EXAMPLES = [
     ("advise-inventory", "a missing `--defaults-file`",
      ["advise", "--inventory", "{inputs}/refused.ini", "--defaults-file", "{cwd}/none.cnf"],
      2, True),
+    ("advise-check", "is not JSON (truncated)",
+     ["advise", "--check", "{inputs}/refused.ini"], 2, True),
+    ("advise-check", "an option `--check` does not take",
+     ["advise", "--check", "{inputs}/refused.ini", "--profile", "mine"], 2, True),
     ("lab-run", "a bad option or value", ["lab", "run", *SP, "--connections", "0"], 2, True),
     ("lab-run", "a `--seed` outside 0-4294967295", ["lab", "run", *SP, "--seed", "-1"], 2,
      True),

@@ -25,9 +25,8 @@ within ×/÷FACTOR of the one measured ratio).
 
 from __future__ import annotations
 
+from ...advisor.check import FACTOR  # a predicted ratio within ×/÷ this is "within"
 from .prediction_accuracy import NOISE_PCT
-
-FACTOR = 1.3            # a predicted ratio within ×/÷ this of the measured one is "within"
 
 
 def spread_pct(measured: float | None, ratios: list[float]) -> float | None:
