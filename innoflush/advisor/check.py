@@ -294,6 +294,12 @@ def judge_figures(pred: dict, before: dict, after: dict) -> list[dict]:
         if name.endswith("_per_s") and x is not None and y is not None \
                 and max(x, y) < floor:
             row["note"] = f"below {floor:.0f}/s on both sides: noise-sized, not judged"
+        elif name.endswith("_per_s") and y is not None and row["predicted"] is not None \
+                and max(y, row["predicted"]) < floor:
+            # a change that takes a rate to a few a second: the background's syncs, once
+            # a second or at a checkpoint, are all that is left, on both sides
+            row["note"] = (f"predicted and measured both under {floor:.0f}/s after the "
+                           "change: noise-sized, not judged")
         elif name == "commits_per_redo_sync" and any(r is not None and r < floor
                                                      for r in redo):
             # a handful of background syncs a second: the quotient is theirs, not the

@@ -68,20 +68,20 @@ def render_check(doc: dict, width: int | None = None) -> str:
         rows = []
         for f in doc["figures"]:
             iv = f["interval"]
-            mark = ""
+            mark = iv_mark = ""
             if f.get("note"):
                 notes.append(f"{NAMES[f['figure']]}: {f['note']}")
                 mark = f" [{len(notes)}]"
+            if f["figure"] == "tps" and iv:
+                notes.append(f"commits/s interval: {f['basis']}")
+                iv_mark = f" [{len(notes)}]"
             rows.append([NAMES[f["figure"]], _v(f["before"]), _v(f["predicted"]),
                          _v(f["after"]), _x(f["predicted_ratio"]), _x(f["measured_ratio"]),
-                         "-" if not iv else f"{_x(iv[0])}..{_x(iv[1])}",
+                         "-" if not iv else f"{_x(iv[0])}..{_x(iv[1])}{iv_mark}",
                          {True: "held", False: "NOT HELD", None: "-"}[f["held"]] + mark])
         out.append(fit_table(rows, ["figure", "before", "predicted", "after", "predicted",
                                     "measured", "interval", "verdict"], width,
                              numparse=True))
-        tps = next((f for f in doc["figures"] if f["figure"] == "tps"), None)
-        if tps:
-            notes.append(f"commits/s interval: {tps['basis']}")
         out += footnotes(notes, width)
     out += ["", *wrap(f"verdict: {VERDICT[doc['verdict']]} (exit {doc['exit_code']})",
                       width, hang="  ")]

@@ -30,6 +30,7 @@ from tests.helpers.lab_reports import replicated_report, synthetic_report
 ROOT = Path(__file__).resolve().parents[2]
 CAPTURES = ROOT / "tests" / "fixtures" / "captures"
 REPORTS = ROOT / "tests" / "fixtures" / "reports"
+CHECKS = ROOT / "tests" / "fixtures" / "checks" / "mariadb-10.11-trx-commit"
 WIDTHS = (80, 120)
 
 
@@ -51,7 +52,7 @@ def run(width: int, *args: str) -> str:
     key = (width, *args)
     if key not in _RUNS:
         r = CliRunner().invoke(main, list(args), env={"COLUMNS": str(width)})
-        assert r.exit_code in (0, 3, 4), (args, r.output)   # advise: 3, 4 are its verdicts
+        assert r.exit_code in (0, 3, 4, 5), (args, r.output)   # advise: 3, 4, 5 its verdicts
         _RUNS[key] = r.stdout
     return _RUNS[key]
 
@@ -70,6 +71,8 @@ COMMANDS = {
     "profiles show": ("profiles", "show", "optane-p4800x"),
     "profiles compare": ("profiles", "compare", "samsung-990-pro", "samsung-pm9a3",
                          "hdd-wd2502abys"),
+    "advise --check": ("advise", "--from", str(CHECKS / "applied"), "--check",
+                       str(CHECKS / "report.json")),
 }
 ADVISE = {f"advise --from {c.name}{' --profile' if p else ''}":
           ("advise", "--from", str(c / "tab"),
