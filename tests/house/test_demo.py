@@ -1,6 +1,7 @@
 """`make demo`'s live step (scripts/demo_live.py), its pure parts: sysbench's per-second
 lines over a window, the recommendation it applies, and sysbench's own count beside
-advise --check's (tests/advisor/test_advise_check*.py test the check). The whole demo runs in CI's fresh-clone check (`make demo`)."""
+advise --check's (tests/advisor/test_advise_check*.py test the check). The whole demo
+runs in CI's fresh-clone check (`make demo`)."""
 
 from __future__ import annotations
 
