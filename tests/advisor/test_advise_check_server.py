@@ -9,28 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
 from innoflush.lab.server.local import LocalServer, ServerOptions
+from tests.helpers.recipe2 import innoflush, measured_home, require_sysbench, sysbench
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
-
-
-def _sysbench(port: int, script: str, *args: str) -> list[str]:
-    return ["sysbench", script, "--db-driver=mysql", "--mysql-host=127.0.0.1",
-            f"--mysql-port={port}", "--mysql-user=root", "--mysql-db=sbtest", "--tables=4",
-            "--table-size=10000", *args]
-
-
-def _innoflush(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "innoflush", *args], capture_output=True,
-                          text=True, env=env, timeout=300)
 
 
 class Load:
@@ -38,7 +26,7 @@ class Load:
 
     def __init__(self, port: int, script: str, threads: int):
         self.proc = subprocess.Popen(
-            _sysbench(port, script, f"--threads={threads}", "--time=300", "run"),
+            sysbench(port, script, f"--threads={threads}", "--time=300", "run"),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         time.sleep(5)   # connected, the buffer pool warm
 
@@ -52,14 +40,8 @@ class Load:
 
 
 def test_check_after_a_change_on_a_live_server(server_binaries, tmp_path):
-    if shutil.which("sysbench") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("sysbench missing under CI=true (make system-deps installs it)")
-        pytest.skip("!!! sysbench missing: apt-get install sysbench (make system-deps)")
-    env = {**os.environ, "INNOFLUSH_HOME": str(tmp_path / "home")}
-    (tmp_path / "probe").mkdir()
-    m = _innoflush("measure", str(tmp_path / "probe"), "--quick", "--save", "mine", env=env)
-    assert m.returncode == 0, m.stderr
+    require_sysbench()
+    env = measured_home(tmp_path)
     opts = ServerOptions(innodb_flush_log_at_trx_commit=2, log_bin=True, sync_binlog=1,
                          innodb_buffer_pool_size="256M")
     report = tmp_path / "report.json"
@@ -67,18 +49,18 @@ def test_check_after_a_change_on_a_live_server(server_binaries, tmp_path):
         conn = srv.connect()
         with conn.cursor() as cur:
             cur.execute("CREATE DATABASE sbtest")
-        subprocess.run(_sysbench(srv.port, "oltp_insert", "prepare"), check=True,
+        subprocess.run(sysbench(srv.port, "oltp_insert", "prepare"), check=True,
                        capture_output=True, timeout=120)
         tcp = ["-h", "127.0.0.1", "-P", str(srv.port), "-u", "root"]
 
         def check() -> tuple[int, dict]:
-            r = _innoflush("advise", *tcp, "--interval", "6", "--check", str(report),
+            r = innoflush("advise", *tcp, "--interval", "6", "--check", str(report),
                            "--json", env=env)
             assert r.stdout.startswith("{"), (r.returncode, r.stderr)
             return r.returncode, json.loads(r.stdout)
 
         with Load(srv.port, "oltp_insert", 4):
-            a = _innoflush("advise", *tcp, "--interval", "8", "--profile", "mine", "--json",
+            a = innoflush("advise", *tcp, "--interval", "8", "--profile", "mine", "--json",
                            env=env)
             report.write_text(a.stdout)
             before = json.loads(a.stdout) if a.stdout.startswith("{") else {}
@@ -113,12 +95,12 @@ def test_check_after_a_change_on_a_live_server(server_binaries, tmp_path):
     assert "connections" in more_threads[1]["workload"]["moved"]
     assert {"statements_per_trx", "selects_per_trx"} & set(read_write[1]["workload"]["moved"])
 
-    r = _innoflush("advise", "--track-record", "--json", env=env)
+    r = innoflush("advise", "--track-record", "--json", env=env)
     assert r.returncode == 0, r.stderr
     rows = {(x["change"], x["connections"]): x for x in json.loads(r.stdout)["rows"]}
     row = rows[("innodb_flush_log_at_trx_commit=1", "2-4")]
     assert (row["checks"], row["not_comparable"], row["judged"]) == (3, 2, 1)
     assert row["tps_held_pct"] in (0, 100)
     assert row["claimed_coverage_pct"] == tps["coverage_pct"]
-    text = _innoflush("advise", "--track-record", env=env).stdout
+    text = innoflush("advise", "--track-record", env=env).stdout
     assert "innodb_flush_log_at_trx_commit=1" in text

@@ -7,41 +7,22 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
 from innoflush.lab.server.local import LocalServer, ServerOptions
 from innoflush.profiles import load_profile
+from tests.helpers.recipe2 import innoflush, measured_home, require_sysbench, sysbench
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 
-def _sysbench(port: int, *args: str) -> list[str]:
-    return ["sysbench", "oltp_insert", "--db-driver=mysql", "--mysql-host=127.0.0.1",
-            f"--mysql-port={port}", "--mysql-user=root", "--mysql-db=sbtest", "--tables=4",
-            "--table-size=10000", *args]
-
-
-def _innoflush(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "innoflush", *args], capture_output=True,
-                          text=True, env=env, timeout=300)
-
-
 def test_recipe_2_predicts_on_a_server_under_sysbench(server_binaries, tmp_path):
-    if shutil.which("sysbench") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("sysbench missing under CI=true (make system-deps installs it)")
-        pytest.skip("!!! sysbench missing: apt-get install sysbench (make system-deps)")
-    env = {**os.environ, "INNOFLUSH_HOME": str(tmp_path / "home")}
-    # recipe 1 on the disk the datadir is on
-    (tmp_path / "probe").mkdir()
-    m = _innoflush("measure", str(tmp_path / "probe"), "--quick", "--save", "mine", env=env)
-    assert m.returncode == 0, m.stderr
+    require_sysbench()
+    env = measured_home(tmp_path)   # recipe 1 on the disk the datadir is on
     # binlog on, sync_binlog=1, and trx_commit=2, which --durability strict (the
     # default) sets right: a recommendation, priced. (MariaDB's own default, sync_binlog=0
     # with trx_commit=1, sits at the edge of the fit's tolerances on this VM: see
@@ -55,13 +36,15 @@ def test_recipe_2_predicts_on_a_server_under_sysbench(server_binaries, tmp_path)
             with conn.cursor() as cur:
                 cur.execute("CREATE DATABASE sbtest")
             conn.close()
-            subprocess.run(_sysbench(srv.port, "prepare"), check=True, capture_output=True,
+            subprocess.run(sysbench(srv.port, "oltp_insert", "prepare"), check=True,
+                           capture_output=True,
                            timeout=120)
-            load = subprocess.Popen(_sysbench(srv.port, "--threads=4", "--time=90", "run"),
+            load = subprocess.Popen(sysbench(srv.port, "oltp_insert", "--threads=4",
+                                             "--time=90", "run"),
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                     start_new_session=True)
             time.sleep(5)
-            r = _innoflush("advise", "-h", "127.0.0.1", "-P", str(srv.port), "-u", "root",
+            r = innoflush("advise", "-h", "127.0.0.1", "-P", str(srv.port), "-u", "root",
                            "--interval", "10", "--profile", "mine", "--json", env=env)
             # the same disk's profile as a slow phase of a virtual disk leaves it (this
             # VM's syncs move between ~60 µs and ~4 ms): fifty times slower than now,
@@ -69,7 +52,7 @@ def test_recipe_2_predicts_on_a_server_under_sysbench(server_binaries, tmp_path)
             slow = tmp_path / "mine-slow.json"
             slow.write_text(load_profile(str(tmp_path / "home" / "profiles" / "mine.json"))
                             .scaled(50.0, "a slow phase of this disk").to_json())
-            s = _innoflush("advise", "-h", "127.0.0.1", "-P", str(srv.port), "-u", "root",
+            s = innoflush("advise", "-h", "127.0.0.1", "-P", str(srv.port), "-u", "root",
                            "--interval", "8", "--profile", str(slow), "--json", env=env)
         finally:
             if load is not None and load.poll() is None:
