@@ -2,8 +2,9 @@
 on, sync_binlog=1, trx_commit=2, the profile measured on this disk), then the server
 checked against it — nothing applied; the recommendation applied with SET GLOBAL (a
 verdict, held or not); the same change under four times the threads, and under a
-read-write script instead of the insert one (not comparable, naming what moved) — and
-the track record those checks leave, coverage beside what the interval claimed."""
+read-write script instead of the insert one (not comparable, naming what moved); a flush
+method changed with a restart (the candidate's prediction checked) — and the track
+record those checks leave, coverage beside what the interval claimed."""
 
 from __future__ import annotations
 
@@ -75,6 +76,13 @@ def test_check_after_a_change_on_a_live_server(server_binaries, tmp_path):
         with Load(srv.port, "oltp_read_write", 4):
             read_write = check()
         conn.close()
+        # a flush method is changed with a restart: the report's settings but that one
+        srv.restart(ServerOptions(innodb_flush_method="fsync",
+                                  innodb_flush_log_at_trx_commit=2, log_bin=True,
+                                  sync_binlog=1, innodb_buffer_pool_size="256M"))
+        with Load(srv.port, "oltp_insert", 4):
+            time.sleep(5)   # the buffer pool warm again after the restart
+            restarted = check()
 
     code, doc = nothing
     assert code == 4 and doc["verdict"] == "nothing applied" and doc["applied"] == []
@@ -94,6 +102,15 @@ def test_check_after_a_change_on_a_live_server(server_binaries, tmp_path):
         assert code == 4 and doc["verdict"] == "not comparable", doc["workload"]
     assert "connections" in more_threads[1]["workload"]["moved"]
     assert {"statements_per_trx", "selects_per_trx"} & set(read_write[1]["workload"]["moved"])
+
+    code, doc = restarted
+    assert doc["applied"] == [{"setting": "innodb_flush_method", "before": "O_DIRECT",
+                               "now": "FSYNC", "recommended": False}]
+    assert doc["prediction"]["kind"] == "candidate"
+    assert doc["prediction"]["changes"] == {"innodb_flush_method": "fsync"}
+    assert doc["verdict"] in ("held", "did not hold", "not comparable"), doc["notes"]
+    if doc["verdict"] != "not comparable":   # a restart may move the CPU a transaction
+        assert code in (0, 5) and any(f["held"] is not None for f in doc["figures"])
 
     r = innoflush("advise", "--track-record", "--json", env=env)
     assert r.returncode == 0, r.stderr
