@@ -319,6 +319,16 @@ def judge_figures(pred: dict, before: dict, after: dict) -> list[dict]:
     return rows
 
 
+def _target(report: dict) -> str:
+    """Which server: host:port or the socket of a live read (never the user), or the
+    capture it was read from."""
+    conn = (report.get("server") or {}).get("connection") or {}
+    if conn.get("target"):
+        return conn["target"]
+    path = (report.get("source") or {}).get("path")
+    return f"capture {path}" if path else "unknown"
+
+
 def _r(x: float | None, n: int = 4) -> float | None:
     return None if x is None else round(float(x), n)
 
@@ -361,7 +371,8 @@ def check(before: dict, after: dict) -> dict:
                    "server": (before.get("server") or {}).get("title"),
                    "source": (before.get("source") or {}).get("kind"),
                    "interval_s": (before.get("observed") or {}).get("seconds")},
-        "server": {"title": srv.get("title"), "product": srv.get("product"),
+        "server": {"target": _target(after), "title": srv.get("title"),
+                   "product": srv.get("product"),
                    "version": srv.get("version"), "sim_flavor": srv.get("sim_flavor"),
                    "source": (after.get("source") or {}).get("kind"),
                    "interval_s": (after.get("observed") or {}).get("seconds")},

@@ -17,7 +17,7 @@ from ..outfile import attempt
 # device, and predicts nothing new.
 NOT_WITH_CHECK = ("profile_ref", "measure", "durability", "connections", "cpu_cores",
                   "workload_ref", "ignore_rules", "no_predict", "seed", "scheduler",
-                  "inventory", "concurrency", "prom_path", "html_file", "png_dir")
+                  "inventory", "concurrency", "html_file", "png_dir")
 
 
 def refuse_with_check(click_ctx: click.Context, option: str) -> None:
@@ -48,9 +48,10 @@ def check_or_record(click_ctx: click.Context, check_path: str | None, track_reco
     return load_report(check_path)
 
 
-def print_check(before: dict, after: dict, as_json: bool, width: int | None) -> None:
-    """The check of the saved report against the server now: printed, added to the
-    track record, and the process's exit code set."""
+def print_check(before: dict, after: dict, as_json: bool, width: int | None,
+                prom_path: str | None = None) -> None:
+    """The check of the saved report against the server now: printed (and written as
+    metrics to prom_path), added to the track record, and the process's exit code set."""
     from ..advisor.check import check
     from ..advisor.track_record import append
     from ..output.check_text import render_check
@@ -60,6 +61,11 @@ def print_check(before: dict, after: dict, as_json: bool, width: int | None) -> 
     doc["track_record"] = str(attempt(failures, lambda: append(doc)) or "") or None
     click.echo(json.dumps(doc, indent=2) + "\n" if as_json else render_check(doc, width),
                nl=False)
+    if prom_path is not None:
+        from ..output.check_prom import check_metrics
+        from ..output.prom import write_prom
+
+        attempt(failures, lambda: write_prom(prom_path, check_metrics(doc)))
     if failures:
         raise failures[0]
     if doc["exit_code"]:

@@ -19,10 +19,15 @@ import pytest
 from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
+from innoflush.advisor.advise import advise_capture
+from innoflush.advisor.check import check, load_report
+from innoflush.advisor.request import AdviseRequest
 from innoflush.commands.root import main
 from innoflush.errors import UsageError
 from innoflush.lab.server.local import free_port, is_listening
+from innoflush.live.capture import read_capture
 from innoflush.measure.result import unbacked_keys
+from innoflush.output.check_prom import check_metrics
 from innoflush.output.prom import advise_metrics, check_prom_path, measure_metrics, write_prom
 from tests.helpers.promsamples import advise_dict, measure_dict
 
@@ -278,9 +283,17 @@ def documented(section: str) -> dict[str, tuple[str, list[str], str]]:
     return out
 
 
+def check_dict() -> dict:
+    fix = ROOT / "tests" / "fixtures" / "checks" / "mariadb-10.11-trx-commit"
+    after = advise_capture(read_capture(str(fix / "applied"), 5.0),
+                           AdviseRequest(predict=False))
+    return check(load_report(str(fix / "report.json")), after)
+
+
 @pytest.mark.parametrize("section, registry", [
     ("measure", lambda: measure_metrics(measure_dict())),
-    ("advise", lambda: advise_metrics(advise_dict()))])
+    ("advise", lambda: advise_metrics(advise_dict())),
+    ("check", lambda: check_metrics(check_dict()))])
 def test_docs_list_every_metric(section, registry):
     doc = documented(section)
     real = {}
@@ -491,3 +504,23 @@ def test_node_exporter_serves_the_files(node_exporter, tmp_path, profile_files):
 
 def _flat(samples) -> list[tuple]:
     return [(tuple(sorted(lab.items())), float(v)) for lab, v in samples]
+
+
+def test_advise_check_writes_its_metrics(tmp_path, monkeypatch):
+    """--check --prom: the check's verdict and every judged figure, from a real report
+    and a capture of the same server after its change."""
+    monkeypatch.setenv("INNOFLUSH_HOME", str(tmp_path / "home"))
+    fix = ROOT / "tests" / "fixtures" / "checks" / "mariadb-10.11-trx-commit"
+    out = tmp_path / "check.prom"
+    r = run("advise", "--from", str(fix / "applied"), "--check", str(fix / "report.json"),
+            "--prom", str(out))
+    assert r.exit_code == 5, r.output
+    samples = {(s.name, s.labels.get("figure") or s.labels.get("verdict")): s.value
+               for fam in text_string_to_metric_families(out.read_text())
+               for s in fam.samples}
+    assert samples[("innoflush_check_verdict", "did not hold")] == 1
+    assert samples[("innoflush_check_verdict", "held")] == 0
+    assert samples[("innoflush_check_exit_code", None)] == 5
+    assert samples[("innoflush_check_held", "tps")] == 0
+    assert samples[("innoflush_check_predicted_ratio", "tps")] == pytest.approx(1.632)
+    assert ("innoflush_check_held", "commit_latency_us") not in samples   # not judged
