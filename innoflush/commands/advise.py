@@ -233,7 +233,8 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
             ssl_mode=ssl_mode, ssl_ca=ssl_ca, ssl_cert=ssl_cert, ssl_key=ssl_key,
             connect_timeout=connect_timeout, executor=executor, request=request)
         advise_inventory(inventory, concurrency or DEFAULT_CONCURRENCY, settings, as_json,
-                         ask_password or prompt_password, _prompt, text_width(wide))
+                         ask_password or prompt_password, _prompt, text_width(wide),
+                         check_dir=before if isinstance(before, str) else None)
         return
     if click_ctx.meta.get("capture_path") is not None:   # --from: no server to connect to
         from .advise_from import advise_from

@@ -20,9 +20,10 @@ NOT_WITH_CHECK = ("profile_ref", "measure", "durability", "connections", "cpu_co
                   "inventory", "concurrency", "html_file", "png_dir")
 
 
-def refuse_with_check(click_ctx: click.Context, option: str) -> None:
+def refuse_with_check(click_ctx: click.Context, option: str, fleet: bool = False) -> None:
     flags = {p.name: max(p.opts, key=len) for p in click_ctx.command.params}
-    given = [flags.get(n, n) for n in NOT_WITH_CHECK
+    refused = [n for n in NOT_WITH_CHECK if not (fleet and n in ("inventory", "concurrency"))]
+    given = [flags.get(n, n) for n in refused
              if click_ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)]
     if given:
         raise OptionError(f"{option} " + ("compares the server with the report's own "
@@ -31,9 +32,11 @@ def refuse_with_check(click_ctx: click.Context, option: str) -> None:
 
 
 def check_or_record(click_ctx: click.Context, check_path: str | None, track_record: bool,
-                    share_path: str | None, as_json: bool, width: int | None) -> dict | None:
+                    share_path: str | None, as_json: bool, width: int | None
+                    ) -> dict | str | None:
     """--track-record: print it (None). --check: the saved report, loaded before any
-    server is read (a bad one is exit 2 at once)."""
+    server is read (a bad one is exit 2 at once); with --inventory, the directory of the
+    fleet's reports (a str)."""
     from ..advisor.check import load_report
 
     if share_path is not None and not track_record:
@@ -44,6 +47,10 @@ def check_or_record(click_ctx: click.Context, check_path: str | None, track_reco
         refuse_with_check(click_ctx, "--track-record")
         print_track_record(as_json, share_path, width)
         return None
+    if click_ctx.params.get("inventory") is not None:
+        # a fleet's check: the directory of its reports, read by the fleet
+        refuse_with_check(click_ctx, "--check", fleet=True)
+        return check_path
     refuse_with_check(click_ctx, "--check")
     return load_report(check_path)
 
