@@ -8,7 +8,7 @@ import time
 
 from prometheus_client import CollectorRegistry
 
-from .prom import _Registry
+from .prom import MetricRegistry
 
 VERDICTS = ("held", "did not hold", "not comparable", "nothing applied", "not priced",
             "not judged")
@@ -16,7 +16,7 @@ VERDICTS = ("held", "did not hold", "not comparable", "nothing applied", "not pr
 
 def check_metrics(doc: dict, now: float | None = None) -> CollectorRegistry:
     """The metrics of a check document (innoflush.advisor.check.check)."""
-    reg = _Registry()
+    reg = MetricRegistry()
     server = doc["server"].get("target") or "unknown"
     change = ", ".join(f"{k}={v}" for k, v in sorted(
         ((doc.get("prediction") or {}).get("changes") or {}).items()))

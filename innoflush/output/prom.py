@@ -79,7 +79,7 @@ _CHANGES = {
 }
 
 
-class _Registry:
+class MetricRegistry:
     """A CollectorRegistry whose gauges are made on first use, each with its labels."""
 
     def __init__(self) -> None:
@@ -118,7 +118,7 @@ def _epoch(iso: str | None) -> float | None:
 def measure_metrics(result: Any) -> CollectorRegistry:
     """The metrics of a measurement (a MeasureResult or its to_dict())."""
     r = result if isinstance(result, dict) else result.to_dict()
-    reg = _Registry()
+    reg = MetricRegistry()
     path = r["path"]
     facts = r.get("facts") or {}
     disks = ",".join(d.get("name") or "?" for d in facts.get("disks") or [])
@@ -182,7 +182,7 @@ def advise_metrics(report: dict, now: float | None = None) -> CollectorRegistry:
     when the run ended (default: the current time)."""
     from ..advisor.rules.model import SEVERITIES
 
-    reg = _Registry()
+    reg = MetricRegistry()
     server = _server_label(report)
     s = report.get("server") or {}
     src = report.get("source") or {}
@@ -228,7 +228,7 @@ def advise_metrics(report: dict, now: float | None = None) -> CollectorRegistry:
     return reg.registry
 
 
-def _predicted(reg: _Registry, server: str, finding_id: str, p: dict | None) -> None:
+def _predicted(reg: MetricRegistry, server: str, finding_id: str, p: dict | None) -> None:
     if not p:
         return
     change = p.get("change") or {}
