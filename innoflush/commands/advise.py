@@ -261,7 +261,8 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
     if before is not None:
         from .advise_check import print_check
 
-        print_check(before, report, as_json, text_width(wide), prom_path)
+        print_check(before, report, as_json, text_width(wide), prom_path, html_file,
+                    png_dir)
         return
     failures: list[InnoflushError] = []   # raised after the report: the sampling is kept
     attempt(failures, lambda: emit("advise", report, html_file, png_dir, render_text(report)))

@@ -17,7 +17,7 @@ from ..outfile import attempt
 # device, and predicts nothing new.
 NOT_WITH_CHECK = ("profile_ref", "measure", "durability", "connections", "cpu_cores",
                   "workload_ref", "ignore_rules", "no_predict", "seed", "scheduler",
-                  "inventory", "concurrency", "html_file", "png_dir")
+                  "inventory", "concurrency")
 
 
 def refuse_with_check(click_ctx: click.Context, option: str, fleet: bool = False) -> None:
@@ -56,16 +56,21 @@ def check_or_record(click_ctx: click.Context, check_path: str | None, track_reco
 
 
 def print_check(before: dict, after: dict, as_json: bool, width: int | None,
-                prom_path: str | None = None) -> None:
+                prom_path: str | None = None, html_file: str | None = None,
+                png_dir: str | None = None) -> None:
     """The check of the saved report against the server now: printed (and written as
-    metrics to prom_path), added to the track record, and the process's exit code set."""
+    metrics to prom_path, a page to html_file, its chart to png_dir), added to the track
+    record, and the process's exit code set."""
     from ..advisor.check import check
     from ..advisor.track_record import append
+    from ..output.charts.output import emit
     from ..output.check_text import render_check
 
     doc = check(before, after)
     failures: list[InnoflushError] = []
     doc["track_record"] = str(attempt(failures, lambda: append(doc)) or "") or None
+    attempt(failures, lambda: emit("advise check", doc, html_file, png_dir,
+                                   render_check(doc)))
     click.echo(json.dumps(doc, indent=2) + "\n" if as_json else render_check(doc, width),
                nl=False)
     if prom_path is not None:

@@ -48,7 +48,7 @@ def advise_from(click_ctx: click.Context, path: str, request: AdviseRequest, *,
     if check_against is not None:   # --check: the capture is the server now
         from .advise_check import print_check
 
-        print_check(check_against, report, as_json, width, prom_path)
+        print_check(check_against, report, as_json, width, prom_path, html_file, png_dir)
         return
     failures: list[InnoflushError] = []   # raised after the report is printed
     attempt(failures, lambda: emit("advise", report, html_file, png_dir, render_text(report)))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,18 @@ def test_each_check_joins_the_track_record_without_the_host(home):
     shared = home.parent / "shared.jsonl"
     r = advise("--track-record", "--share", str(shared))
     assert r.exit_code == 0 and len(shared.read_text().splitlines()) == 3
+
+
+def test_html_and_png_draw_before_predicted_and_after(home, tmp_path):
+    page, pngs = tmp_path / "check.html", tmp_path / "png"
+    r = advise("--from", str(FIX / "applied"), "--interval", "5", "--check",
+               str(FIX / "report.json"), "--html", str(page), "--png", str(pngs))
+    assert r.exit_code == 5, r.output
+    html = page.read_text()
+    assert 'data-chart="before-predicted-after"' in html and "DID NOT HOLD" in html
+    svg = html.split('data-chart="before-predicted-after"')[1].split("</figure>")[0]
+    assert len(set(re.findall(r'id="series-(\d+)', svg))) == 3   # before, predicted, after
+    assert [p.name for p in pngs.iterdir()] == ["advise-check-before-predicted-after.png"]
 
 
 def test_an_empty_track_record_says_how_to_start_one(home):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import advise_charts, lab_charts, measure_charts, sim_charts
+from . import advise_charts, check_charts, lab_charts, measure_charts, sim_charts
 from .page import Page
 
 BUILDERS: dict[str, Callable[[dict, str | None], Page]] = {
@@ -13,6 +13,7 @@ BUILDERS: dict[str, Callable[[dict, str | None], Page]] = {
     "simulate": sim_charts.simulate_page,
     "tps": sim_charts.tps_page,
     "advise": advise_charts.advise_page,
+    "advise check": check_charts.check_page,
     "lab run": lab_charts.run_page,
     "lab validate": lab_charts.validate_page,
 }
