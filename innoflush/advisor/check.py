@@ -154,17 +154,22 @@ def applied_changes(before: dict, after: dict) -> list[dict]:
     recommended = {f.get("setting"): _norm(f.get("recommended"))
                    for f in before.get("findings") or []}
     return [{"setting": k, "before": b.get(k), "now": a.get(k),
-             "recommended": recommended.get(k) == a.get(k)}
+             "recommended": recommended.get(k) == a.get(k), "derived": False}
             for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
 
 
 def chosen_prediction(before: dict, applied: list[dict]) -> dict | None:
     """The report's prediction for exactly what was applied: a finding's first, then a
-    candidate's, then the combined one."""
+    candidate's, then the combined one. A file-buffering switch counts only where the
+    prediction names it: MariaDB sets innodb_log_file_buffering itself when it starts at
+    trx_commit=2 (10.8+), so a restart with that change moves it too. The applied rows
+    that followed so are marked ``derived``."""
     want = {c["setting"]: c["now"] for c in applied}
     for kind, ident, pred in _predictions(before):
         changes = {k: _norm(v) for k, v in pred["sim"]["changes"].items()}
-        if changes == want:
+        if {k: v for k, v in want.items() if k in SETTINGS or k in changes} == changes:
+            for c in applied:
+                c["derived"] = c["setting"] not in changes
             return {"kind": kind, "id": ident, "changes": pred["sim"]["changes"],
                     "prediction": pred}
     return None
@@ -333,10 +338,13 @@ def _r(x: float | None, n: int = 4) -> float | None:
     return None if x is None else round(float(x), n)
 
 
-def check(before: dict, after: dict) -> dict:
+def check(before: dict, after: dict, *, same_server_required: bool = True) -> dict:
     """The check document of a saved report (``before``, from load_report) beside a
-    report of the same server now (``after``, advise's without predictions)."""
-    same_server(before, after)
+    report of the same server now (``after``, advise's without predictions).
+    same_server_required False: the lab's before and after runs, two fresh servers of the
+    same settings but the change (lab validate --workload-cmd)."""
+    if same_server_required:
+        same_server(before, after)
     applied = applied_changes(before, after)
     chosen = chosen_prediction(before, applied) if applied else None
     comp = comparability(before, after)

@@ -42,7 +42,9 @@ def render_check(doc: dict, width: int | None = None) -> str:
     out += ["", "applied since the report:"]
     if doc["applied"]:
         out.append(fit_table([[c["setting"], c["before"], c["now"],
-                               "yes" if c["recommended"] else "no"]
+                               "yes" if c["recommended"] else
+                               "no (set by the server with the change)"
+                               if c.get("derived") else "no"]
                               for c in doc["applied"]],
                              ["setting", "report", "now", "recommended"], width))
     else:

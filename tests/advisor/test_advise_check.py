@@ -59,7 +59,7 @@ def test_nothing_applied_says_so(home):
 def test_the_applied_recommendation_is_judged_against_its_prediction(home):
     r, doc = check_json("applied")
     assert doc["applied"] == [{"setting": "innodb_flush_log_at_trx_commit", "before": "1",
-                               "now": "2", "recommended": True}]
+                               "now": "2", "recommended": True, "derived": False}]
     assert doc["prediction"]["kind"] == "finding"
     assert doc["prediction"]["changes"] == {"innodb_flush_log_at_trx_commit": 2}
     tps = next(f for f in doc["figures"] if f["figure"] == "tps")

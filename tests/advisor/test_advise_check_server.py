@@ -89,7 +89,7 @@ def test_check_after_a_change_on_a_live_server(server_binaries, tmp_path):
 
     code, doc = applied
     assert doc["applied"] == [{"setting": "innodb_flush_log_at_trx_commit", "before": "2",
-                               "now": "1", "recommended": True}]
+                               "now": "1", "recommended": True, "derived": False}]
     assert doc["prediction"]["kind"] == "finding"
     assert doc["workload"]["comparable"] is True, doc["workload"]
     assert doc["verdict"] in ("held", "did not hold") and code in (0, 5)
@@ -105,7 +105,7 @@ def test_check_after_a_change_on_a_live_server(server_binaries, tmp_path):
 
     code, doc = restarted
     assert doc["applied"] == [{"setting": "innodb_flush_method", "before": "O_DIRECT",
-                               "now": "FSYNC", "recommended": False}]
+                               "now": "FSYNC", "recommended": False, "derived": False}]
     assert doc["prediction"]["kind"] == "candidate"
     assert doc["prediction"]["changes"] == {"innodb_flush_method": "fsync"}
     assert doc["verdict"] in ("held", "did not hold", "not comparable"), doc["notes"]

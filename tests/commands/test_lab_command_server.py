@@ -327,6 +327,11 @@ def test_validate_a_change_on_sysbench(server_binaries, tmp_path, quick_measure)
     # whatever advise could say, the cell says it (a prediction, or why there is none)
     assert cell["predicted_ratio"] is not None or cell["advise"]["candidate"]["missing"]
     assert cell["simulate_after"]["measured_tps"] == a["tps"]
+    # with a prediction, advise --check's own verdict on the two advise windows is there
+    if cell["predicted_ratio"] is not None and cell["advise"]["explained"]:
+        assert cell["check"]["applied"][0]["setting"] == "innodb_flush_log_at_trx_commit"
+        assert cell["check"]["verdict"] in ("held", "did not hold", "not comparable"), \
+            cell["check"]
     # advise found sysbench at the other end of the server's TCP connections and read
     # the redo log's open flags
     w = cell["advise_report"]["workload"]

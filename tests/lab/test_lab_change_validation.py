@@ -309,3 +309,30 @@ def test_the_interval_is_judged_against_the_measured_ratio():
     assert summarize([inside, outside, none])["interval_holds"] == "1/2"
     rows = change_report.cell_rows([{**inside, "workload": "w", "connections": 1}])
     assert "×1.80 [1.20..2.40]" in rows[0]
+
+
+def test_a_cell_carries_advise_check_of_its_two_advise_windows():
+    """The cell's `check` is advise --check's own judgment of advise's before and after
+    windows (the lab's two servers are not one: their identity is not asked), from a real
+    report of this VM priced for trx_commit 1 -> 2 and the same server's report after."""
+    from pathlib import Path
+
+    fix = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "checks"
+    before = json.loads((fix / "mariadb-10.11-trx-commit" / "report.json").read_text())
+    after = json.loads(json.dumps(before))
+    after["settings"]["innodb_flush_log_at_trx_commit"] = 2
+    after["server"]["datadir"] = "/another/fresh/server/"
+    after["observed"].update(commits_per_s=before["observed"]["commits_per_s"] * 1.5,
+                             data_fsyncs_per_s=15.0, redo_syncs_per_s=2.7)
+    cell = cell_result(CHANGES["trx-commit"], run_figures(measured_run(1000.0, 990.0)),
+                       run_figures(measured_run(1500.0, 10.0, trx_commit=2)), before, None,
+                       after_report=after)
+    check = cell["check"]
+    assert check["applied"] == [{"setting": "innodb_flush_log_at_trx_commit", "before": "1",
+                                 "now": "2", "recommended": True, "derived": False}]
+    tps = next(f for f in check["figures"] if f["figure"] == "tps")
+    assert tps["measured_ratio"] == pytest.approx(1.5) and tps["held"] is True
+    assert check["verdict"] == "held"
+    assert "advise --check on advise's two windows: held" in cell["notes"]
+    assert cell_result(CHANGES["trx-commit"], run_figures(measured_run(1000.0, 990.0)),
+                       run_figures(measured_run(1500.0, 10.0)), before, None)["check"] is None

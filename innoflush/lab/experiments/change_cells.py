@@ -112,13 +112,17 @@ def ratio_of(a: float | None, b: float | None) -> float | None:
 def cell_result(change: Change, before: dict, after: dict, advise_report: dict | None,
                 advise_error: str | None, simulated_before_tps: float | None = None,
                 simulate_missing: str | None = None,
-                replicates: list[dict] | None = None) -> dict:
+                replicates: list[dict] | None = None,
+                after_report: dict | None = None) -> dict:
     """One cell's comparison (pure): before/after are the runs' measured figures (``tps``,
     ``data_fsyncs_per_s``, ...), advise_report the before run's advise report (None when
     it did not finish: advise_error says why), simulated_before_tps the simulator at the
     before settings on advise's fitted workload; replicates: with ``--replicates``, each
     replicate's figures (``ratio`` among them), before/after then being their means —
-    the verdicts are judged against their spread (lab/experiments/change_judging.py)."""
+    the verdicts are judged against their spread (lab/experiments/change_judging.py).
+    after_report: advise's report of the (first) after run: the cell's ``check`` is
+    advise --check's document of the two advise windows (innoflush/advisor/check.py), the
+    verdict a user gets on their own server, beside the lab's on its whole runs."""
     fit = advise_fit(advise_report, advise_error)
     cand = find_candidate(advise_report, change.setting, change.after, change.sim_field,
                           change.sim_after)
@@ -140,7 +144,11 @@ def cell_result(change: Change, before: dict, after: dict, advise_report: dict |
                      + ("; ".join(fit["reasons"]) or "no reason given"))
     if pred["missing"]:
         notes.append(pred["missing"])
+    checked = advise_check(advise_report if fit["ran"] else None, after_report)
+    if checked is not None:
+        notes.append(f"advise --check on advise's two windows: {checked['verdict']}")
     return {
+        "check": checked,
         "change": change.id, "setting": change.setting, "before_value": change.before,
         "after_value": change.after, "before": before, "after": after,
         "measured_ratio": measured,
@@ -170,6 +178,22 @@ def cell_result(change: Change, before: dict, after: dict, advise_report: dict |
                            "error_pct": error_pct(after.get("tps"), pred["tps_candidate"])},
         "notes": notes,
     }
+
+
+def advise_check(before: dict | None, after: dict | None) -> dict | None:
+    """advise --check's document of the before run's report and the after run's (the
+    saved report's path, the servers and the warnings left out: they are the cell's)."""
+    from ...advisor.check import check
+    from ...errors import InnoflushError
+
+    if not before or not after:
+        return None
+    try:
+        doc = check(before, after, same_server_required=False)
+    except InnoflushError:
+        return None
+    return {k: doc[k] for k in ("verdict", "exit_code", "applied", "prediction", "workload",
+                                "figures", "notes")}
 
 
 def after_settled(after: dict, replicates: list[dict] | None) -> bool | None:

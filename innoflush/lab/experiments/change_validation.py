@@ -261,7 +261,9 @@ def run_change_cell(vopts: ChangeValidateOptions, cp: CellPlan, wc: WorkloadComm
         replicates = [replicate_figures(i, b, a) for i, (b, a) in enumerate(figs, 1)]
         fb = mean_figures(fb, [b for b, _ in figs])
         fa = mean_figures(fa, [a for _, a in figs])
-    cell = cell_result(change, fb, fa, report, error, sim_tps, sim_missing, replicates)
+    ma = runs[0][1]
+    cell = cell_result(change, fb, fa, report, error, sim_tps, sim_missing, replicates,
+                       after_report=ma.advisor.result if ma.advisor else None)
     for which, e in errs.items():
         if e:
             cell["notes"].insert(0, f"a {which} run was tried again ({len(e)} failure"
