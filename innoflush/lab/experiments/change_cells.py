@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...advisor.check import check
 from ...advisor.rules import device_from_profile
+from ...errors import InnoflushError
 from .advise_reading import (
     advise_fit,
     candidate_prediction,
@@ -183,9 +185,6 @@ def cell_result(change: Change, before: dict, after: dict, advise_report: dict |
 def advise_check(before: dict | None, after: dict | None) -> dict | None:
     """advise --check's document of the before run's report and the after run's (the
     saved report's path, the servers and the warnings left out: they are the cell's)."""
-    from ...advisor.check import check
-    from ...errors import InnoflushError
-
     if not before or not after:
         return None
     try:
