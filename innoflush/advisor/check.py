@@ -63,6 +63,7 @@ COMPARABLE = {
     "outside_us_per_trx": (1.0, 100.0),
     "server_cpu_us_per_trx": (1.0, 20.0),
 }
+ROW_COUNTERS = ("Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted")
 WRITE_STATEMENTS = ("Com_insert", "Com_update", "Com_delete", "Com_replace",
                     "Com_insert_select", "Com_replace_select", "Com_update_multi",
                     "Com_delete_multi", "Com_load")
@@ -190,7 +191,10 @@ def workload_figures(report: dict) -> dict[str, float | None]:
 
     def per(n: float | None) -> float | None:
         return None if not commits or n is None else n / commits
-    writes = [d[k] for k in WRITE_STATEMENTS if isinstance(d.get(k), (int, float))]
+    # rows where the server counts them (MySQL's Innodb_rows_*), else the statements that
+    # change rows (MariaDB 10.11 has no Innodb_rows_* counters)
+    rows = [d[k] for k in ROW_COUNTERS if isinstance(d.get(k), (int, float))]
+    writes = rows or [d[k] for k in WRITE_STATEMENTS if isinstance(d.get(k), (int, float))]
     return {"connections": _value(report, "connections"),
             "statements_per_trx": _value(report, "statements_per_trx"),
             "selects_per_trx": per(d.get("Com_select")),
