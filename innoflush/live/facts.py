@@ -37,7 +37,7 @@ VARIABLES = (
     "innodb_adaptive_flushing_lwm", "innodb_use_atomic_writes", "innodb_dedicated_server",
     "binlog_group_commit_sync_delay", "read_only", "super_read_only", "wsrep_on",
     "wsrep_provider", "have_innodb", "default_storage_engine", "innodb_log_write_ahead_size",
-    "hostname", "pid_file",
+    "hostname", "pid_file", "port", "server_uuid",   # which server (advise --check)
     # a replica's crash safety (live/replication.py)
     "relay_log_recovery", "gtid_mode", "enforce_gtid_consistency", "relay_log_info_repository",
     "gtid_slave_pos", "gtid_strict_mode",

@@ -511,3 +511,42 @@ def test_mariadb118_would_set_doublewrite_fast(mariadb118_server):
         assert variable(mariadb118_server, "innodb_doublewrite") == "fast"
     finally:
         sql(mariadb118_server, "SET GLOBAL innodb_doublewrite = ON")
+
+
+def test_check_reads_what_was_applied_on_each_server(lts_server, tmp_path):
+    """advise --check on MySQL 9.7 and MariaDB 11.8: the server's own report (given the
+    prediction of a trx_commit change, as the fleet test does), then SET GLOBAL
+    innodb_flush_log_at_trx_commit = 2 — the change read back in the server's own
+    spelling, matched to its prediction, the identity (MySQL's server_uuid too) its
+    own; a report of this server with another server_uuid is refused, exit 2."""
+    flavor, srv = lts_server
+    home = {"INNOFLUSH_HOME": str(tmp_path / "home")}
+    rep = report(cli(*tcp(srv), "-u", "root", "--interval", "1", "--no-predict", "--json"))
+    priced = json.loads((ROOT / "tests" / "fixtures" / "checks" / "mariadb-10.11-trx-commit"
+                         / "report.json").read_text())
+    rep["findings"].append(next(f for f in priced["findings"] if f.get("predicted")))
+    before = tmp_path / "before.json"
+    before.write_text(json.dumps(rep))
+    was = variable(srv, "innodb_flush_log_at_trx_commit")
+    sql(srv, "SET GLOBAL innodb_flush_log_at_trx_commit = 2")
+    try:
+        env_cli = {**os.environ, **home}
+        r = subprocess.run([sys.executable, "-m", "innoflush", "advise", *tcp(srv), "-u",
+                            "root", "--interval", "1", "--check", str(before), "--json"],
+                           capture_output=True, text=True, timeout=180,
+                           env={**env_cli, "PYTHONPATH": str(ROOT), "HOME": "/nonexistent",
+                                "MYSQL_PWD": ""})
+    finally:
+        sql(srv, f"SET GLOBAL innodb_flush_log_at_trx_commit = {was}")
+    assert r.returncode in (0, 4, 5), r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["applied"] == [{"setting": "innodb_flush_log_at_trx_commit", "before": was,
+                               "now": "2", "recommended": True, "derived": False}]
+    assert doc["prediction"]["changes"] == {"innodb_flush_log_at_trx_commit": 2}
+    assert doc["server"]["product"] == rep["server"]["product"]
+    if flavor == "mysql-9.7":
+        assert rep["settings"]["variables"].get("server_uuid")
+        rep["settings"]["variables"]["server_uuid"] = "00000000-0000-0000-0000-000000000000"
+        before.write_text(json.dumps(rep))
+        r = cli(*tcp(srv), "-u", "root", "--interval", "1", "--check", str(before))
+        assert r.returncode == 2 and "a report of another server (server_uuid" in r.stderr
