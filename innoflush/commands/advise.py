@@ -6,11 +6,10 @@ import sys
 
 import click
 
-from ..errors import InnoflushError, OptionError
+from ..errors import OptionError
 from ..live.client_options import resolve_options
 from ..live.connect import connect, server_error
-from ..outfile import attempt
-from ..output.charts.output import check_targets, emit
+from ..output.charts.output import check_targets
 from .option_types import SEED, chart_options, text_width, wide_option
 
 HELP = """Read a live MySQL/MariaDB server and recommend innodb_flush_method,
@@ -264,15 +263,13 @@ def advise_command(host, port, socket, user, defaults_file, login_path, inventor
         print_check(before, report, as_json, text_width(wide), prom_path, html_file,
                     png_dir)
         return
-    failures: list[InnoflushError] = []   # raised after the report: the sampling is kept
-    attempt(failures, lambda: emit("advise", report, html_file, png_dir, render_text(report)))
-    click.echo(to_json(report) if as_json else render_text(report, text_width(wide)),
-               nl=False)
-    attempt(failures, lambda: write_report_prom(prom_path, report))
-    if failures:
-        raise failures[0]
-    if report["exit_code"]:
-        sys.exit(report["exit_code"])
+    from ..output.prom import advise_metrics
+    from .report_out import print_report
+
+    print_report("advise", report, as_json=as_json, json_text=to_json(report),
+                 text=lambda w: render_text(report, w), width=text_width(wide),
+                 html_file=html_file, png_dir=png_dir, prom_path=prom_path,
+                 metrics=advise_metrics)
 
 
 def _executor(click_ctx: click.Context, scheduler: str | None, predicts: bool):
@@ -288,14 +285,6 @@ def _executor(click_ctx: click.Context, scheduler: str | None, predicts: bool):
     executor = make_executor(address)
     click_ctx.call_on_close(executor.close)
     return executor
-
-
-def write_report_prom(prom_path: str | None, report: dict) -> None:
-    """--prom: the report as Prometheus metrics (live and --from runs alike)."""
-    if prom_path is not None:
-        from ..output.prom import advise_metrics, write_prom
-
-        write_prom(prom_path, advise_metrics(report))
 
 
 def _prompt(text: str) -> str:

@@ -5,7 +5,6 @@ comparisons (innoflush/advisor/check.py, track_record.py)."""
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 from click.core import ParameterSource
@@ -63,25 +62,18 @@ def print_check(before: dict, after: dict, as_json: bool, width: int | None,
     record, and the process's exit code set."""
     from ..advisor.check import check
     from ..advisor.track_record import append
-    from ..output.charts.output import emit
+    from ..output.check_prom import check_metrics
     from ..output.check_text import render_check
+    from .report_out import print_report
 
     doc = check(before, after)
     failures: list[InnoflushError] = []
     doc["track_record"] = str(attempt(failures, lambda: append(doc)) or "") or None
-    attempt(failures, lambda: emit("advise check", doc, html_file, png_dir,
-                                   render_check(doc)))
-    click.echo(json.dumps(doc, indent=2) + "\n" if as_json else render_check(doc, width),
-               nl=False)
-    if prom_path is not None:
-        from ..output.check_prom import check_metrics
-        from ..output.prom import write_prom
-
-        attempt(failures, lambda: write_prom(prom_path, check_metrics(doc)))
-    if failures:
-        raise failures[0]
-    if doc["exit_code"]:
-        sys.exit(doc["exit_code"])
+    print_report("advise check", doc, as_json=as_json,
+                 json_text=json.dumps(doc, indent=2) + "\n",
+                 text=lambda w: render_check(doc, w), width=width, html_file=html_file,
+                 png_dir=png_dir, prom_path=prom_path, metrics=check_metrics,
+                 failures=failures)
 
 
 def print_track_record(as_json: bool, share_path: str | None, width: int | None) -> None:

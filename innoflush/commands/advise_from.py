@@ -3,17 +3,13 @@ connection options of commands/advise.py)."""
 
 from __future__ import annotations
 
-import sys
-
 import click
 from click.core import ParameterSource
 
 from ..advisor.report import to_json
 from ..advisor.request import AdviseRequest
-from ..errors import InnoflushError, OptionError
-from ..outfile import attempt
+from ..errors import OptionError
 from ..output.advise_text import render_text
-from ..output.charts.output import emit
 
 # Options that only mean something against a live server.
 LIVE_ONLY = ("host", "port", "socket", "user", "defaults_file", "login_path",
@@ -50,14 +46,9 @@ def advise_from(click_ctx: click.Context, path: str, request: AdviseRequest, *,
 
         print_check(check_against, report, as_json, width, prom_path, html_file, png_dir)
         return
-    failures: list[InnoflushError] = []   # raised after the report is printed
-    attempt(failures, lambda: emit("advise", report, html_file, png_dir, render_text(report)))
-    click.echo(to_json(report) if as_json else render_text(report, width), nl=False)
-    if prom_path is not None:
-        from ..output.prom import advise_metrics, write_prom
+    from ..output.prom import advise_metrics
+    from .report_out import print_report
 
-        attempt(failures, lambda: write_prom(prom_path, advise_metrics(report)))
-    if failures:
-        raise failures[0]
-    if report["exit_code"]:
-        sys.exit(report["exit_code"])
+    print_report("advise", report, as_json=as_json, json_text=to_json(report),
+                 text=lambda w: render_text(report, w), width=width, html_file=html_file,
+                 png_dir=png_dir, prom_path=prom_path, metrics=advise_metrics)
