@@ -99,7 +99,9 @@ def load_report(path: str) -> dict:
                "it was made without --profile or --measure")
         raise UsageError(f"{path}: the report has no prediction to check ({why})")
     report.setdefault("_path", path)
-    report.setdefault("_saved_at", datetime.fromtimestamp(
+    # when the server was read; a capture's report (or an older one) has no such time:
+    # the file's
+    report.setdefault("_taken_at", report.get("taken_at") or datetime.fromtimestamp(
         os.path.getmtime(path), UTC).isoformat(timespec="seconds"))
     return report
 
@@ -379,7 +381,7 @@ def check(before: dict, after: dict, *, same_server_required: bool = True) -> di
     srv = after.get("server") or {}
     return {
         "schema": SCHEMA, "exit_code": code, "verdict": verdict,
-        "report": {"path": before.get("_path"), "saved_at": before.get("_saved_at"),
+        "report": {"path": before.get("_path"), "taken_at": before.get("_taken_at"),
                    "server": (before.get("server") or {}).get("title"),
                    "source": (before.get("source") or {}).get("kind"),
                    "interval_s": (before.get("observed") or {}).get("seconds")},

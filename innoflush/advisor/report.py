@@ -4,6 +4,7 @@ innoflush/output/advise_text.py).
 JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
 
 - ``schema``: "innoflush.advice/1".
+- ``taken_at``: when the server was read (UTC, ISO 8601); null for a capture.
 - ``source``: what was read: ``kind`` (live|capture), ``path`` (the --from path, null
   live), ``snapshots`` (SHOW GLOBAL STATUS snapshots); a capture adds ``files``,
   ``formats``, ``interval_source`` and ``mysqladmin_relative`` (and ``server.connection``
@@ -90,6 +91,7 @@ JSON keys (``innoflush advise --json``; schema ``innoflush.advice/1``):
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 SCHEMA = "innoflush.advice/1"
 
@@ -103,8 +105,11 @@ def build_report(*, facts, conn_public: dict, datadir_fs, device, durability: st
                  predictions_wanted: bool = False, source: dict | None = None) -> dict:
     findings = [f.to_dict() for f in evaluation.findings]
     unexplained = predictions_wanted and fit is not None and not fit.explained
+    live = not source or source.get("kind") == "live"
     return {
         "schema": SCHEMA,
+        # when the server was read (a capture's own time is not known: null)
+        "taken_at": (datetime.now(UTC).isoformat(timespec="seconds") if live else None),
         "source": source or {"kind": "live", "path": None, "snapshots": samples + 1},
         "exit_code": (EXIT_UNEXPLAINED if unexplained
                       else EXIT_RECOMMENDATIONS if findings else EXIT_NOTHING),

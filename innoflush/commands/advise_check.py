@@ -21,7 +21,10 @@ NOT_WITH_CHECK = ("profile_ref", "measure", "durability", "connections", "cpu_co
 
 def refuse_with_check(click_ctx: click.Context, option: str, fleet: bool = False) -> None:
     flags = {p.name: max(p.opts, key=len) for p in click_ctx.command.params}
-    refused = [n for n in NOT_WITH_CHECK if not (fleet and n in ("inventory", "concurrency"))]
+    # a capture has no processlist: --connections says the load's, for the comparison
+    capture = click_ctx.meta.get("capture_path") is not None
+    refused = [n for n in NOT_WITH_CHECK if not (fleet and n in ("inventory", "concurrency"))
+               and not (capture and n == "connections")]
     given = [flags.get(n, n) for n in refused
              if click_ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)]
     if given:

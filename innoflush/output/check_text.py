@@ -36,8 +36,8 @@ def _x(r) -> str:
 def render_check(doc: dict, width: int | None = None) -> str:
     rep, srv = doc["report"], doc["server"]
     out = wrap(f"innoflush advise --check — {srv['title']} now ({srv['source']}, "
-               f"{_v(srv['interval_s'], 1)} s) beside the report {rep['path']} (saved "
-               f"{rep['saved_at']}, {rep['source']}, {_v(rep['interval_s'], 1)} s)", width,
+               f"{_v(srv['interval_s'], 1)} s) beside the report {rep['path']} (read "
+               f"{rep['taken_at']}, {rep['source']}, {_v(rep['interval_s'], 1)} s)", width,
                hang="  ")
     out += ["", "applied since the report:"]
     if doc["applied"]:

@@ -83,6 +83,18 @@ def test_the_applied_recommendation_is_judged_against_its_prediction(home):
     assert "innodb_flush_log_at_trx_commit" in text.stdout
 
 
+def test_a_capture_s_connections_are_given_for_the_comparison(home):
+    r = advise("--from", str(FIX / "applied"), "--interval", "5", "--check",
+               str(FIX / "report.json"), "--connections", "4", "--json")
+    doc = json.loads(r.stdout)
+    conns = next(f for f in doc["workload"]["figures"] if f["figure"] == "connections")
+    assert (conns["before"], conns["now"], conns["moved"]) == (4.0, 4.0, False)
+    r = advise("--from", str(FIX / "applied"), "--interval", "5", "--check",
+               str(FIX / "report.json"), "--connections", "16", "--json")
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 4 and doc["workload"]["moved"] == ["connections"]
+
+
 def test_each_check_joins_the_track_record_without_the_host(home):
     for capture in ("same", "applied", "applied"):
         check_json(capture)

@@ -48,7 +48,7 @@ def check_page(doc: dict, text: str | None) -> Page:
     rep, srv = doc.get("report") or {}, doc.get("server") or {}
     pred = doc.get("prediction") or {}
     inputs = [("server now", f"{srv.get('title')} ({srv.get('target')})"),
-              ("report", f"{rep.get('path')} (saved {rep.get('saved_at')})"),
+              ("report", f"{rep.get('path')} (read {rep.get('taken_at')})"),
               ("prediction", f"{pred.get('kind')} {pred.get('id')}" if pred else "none"),
               ("verdict", doc.get("verdict"))]
     applied = [f"{c['setting']}: {c['before']} → {c['now']}"
