@@ -76,6 +76,8 @@ def load_report(path: str) -> dict:
     try:
         if not os.path.isfile(path):
             raise UsageError(f"{path}: no such report file" if not os.path.exists(path)
+                             else f"{path}: a directory, not a report file (a directory of "
+                             "reports goes with --inventory)" if os.path.isdir(path)
                              else f"{path}: not a regular file")
         if os.path.getsize(path) > MAX_REPORT_BYTES:
             raise UsageError(f"{path}: larger than 64 MiB: not an advise report")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 from pathlib import Path
 
@@ -143,7 +144,9 @@ def test_an_empty_track_record_says_how_to_start_one(home):
     (lambda p: p.write_text(json.dumps({**REPORT, "findings": [], "candidates": [],
                                         "combined_prediction": None})),
      "the report has no prediction to check"),
-    (lambda p: p.mkdir(), "not a regular file"),
+    (lambda p: p.mkdir(), "a directory, not a report file (a directory of reports goes "
+                          "with --inventory)"),
+    (lambda p: os.mkfifo(p), "not a regular file"),
     (lambda p: None, "no such report file"),
 ])
 def test_a_bad_report_is_one_line_exit_2(home, tmp_path, make, needle):
