@@ -131,10 +131,15 @@ class LocalPoolExecutor(SimExecutor):
                     progress(len(items) - len(pending), len(items))
             return [f.result() for f in futures]
         except BaseException as exc:
-            for f in futures:
-                f.cancel()
             if isinstance(exc, KeyboardInterrupt):
+                # the pool cancels what has not started itself (in its manager thread):
+                # a future cancelled here, then failed by the manager as the workers are
+                # ended, raised InvalidStateError in that thread (Python 3.11's
+                # terminate_broken sets an exception on every pending item)
                 self._shutdown(abort=True)
+            else:
+                for f in futures:
+                    f.cancel()
             raise
 
     def close(self) -> None:
@@ -150,10 +155,17 @@ class LocalPoolExecutor(SimExecutor):
         if pool is None:
             return
         if abort:
+            # what has not started is cancelled first (by the pool's manager thread);
             # concurrent.futures has no public way to stop a running call: end the
             # workers (they ignore SIGINT), then let the pool reap them
-            for proc in list(getattr(pool, "_processes", {}).values()):
+            procs = list((getattr(pool, "_processes", None) or {}).values())
+            manager = getattr(pool, "_executor_manager_thread", None)
+            pool.shutdown(wait=False, cancel_futures=True)   # it forgets both
+            for proc in procs:
                 proc.terminate()
+            if manager is not None:
+                manager.join()   # the workers reaped
+            return
         pool.shutdown(wait=True, cancel_futures=True)
 
     def describe(self) -> str:
